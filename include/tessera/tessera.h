@@ -1,0 +1,27 @@
+/* tessera/tessera.h — the whole public API of libtessera.
+ *
+ * tessera runs weight-quantized language models: lazy arrays evaluated on CPU (and CUDA)
+ * streams, MLX's quantized formats, collectives, and a backing ledger that can hold a process to
+ * a memory cap. Link with -ltessera (pkg-config tessera). The areas:
+ *   base.h    status codes, errors, dtypes, float16/bfloat16
+ *   array.h   devices, streams, arrays, evaluation
+ *   ops.h     op constructors
+ *   memory.h  the backing ledger and the calibration SPI
+ *   spi.h     the execution SPI (running outside code serialized with evaluation)
+ *   device.h  cached device discovery
+ */
+#ifndef TESSERA_TESSERA_H
+#define TESSERA_TESSERA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tessera/base.h"
+#include "tessera/array.h"
+#include "tessera/ops.h"
+#include "tessera/memory.h"
+#include "tessera/spi.h"
+#include "tessera/device.h"
+
+#endif /* TESSERA_TESSERA_H */

@@ -1,0 +1,35 @@
+/* base/discovery.h — the process-wide discovery cache behind tessera/device.h.
+ *
+ * One pass probes every platform this build knows (the CPU here; CUDA through tsri_cuda_probe
+ * when the CUDA backend is built), under pthread_once; every later call reads the cached result.
+ */
+#ifndef TSR_BASE_DISCOVERY_H
+#define TSR_BASE_DISCOVERY_H
+
+#include "tessera/device.h"
+
+#define TSR_MAX_GPUS 16
+
+typedef struct {
+  tsr_device_info cpu;
+  int gpu_count;
+  tsr_device_info gpus[TSR_MAX_GPUS];
+  /* CPU features as flags, for kernels choosing a path at run time (cpuid + OS support). */
+  bool has_avx2, has_fma, has_f16c, has_avx512f, has_avx512bw, has_avx512vl;
+} tsri_discovery_result;
+
+/* The cached result (runs the one pass on first use). Any thread. */
+const tsri_discovery_result *tsri_discovery(void);
+/* TSR_OK when d exists; else TSR_ERR_DEVICE with "`what`: no such device gpu:3 (this process has
+ * 1 GPU)" style message. */
+tsr_status tsri_device_check(tsr_device d, const char *what);
+/* "cpu" or "gpu:N", for messages; the buffer must hold 16 bytes. */
+const char *tsri_device_str(tsr_device d, char buf[16]);
+
+#ifdef TSR_HAVE_CUDA
+/* Implemented by the CUDA backend (src/cuda/discovery.c): fills up to `max` GPUs, returns how
+ * many; 0 when there is no driver or no device (never fails). */
+int tsri_cuda_probe(tsr_device_info *out, int max);
+#endif
+
+#endif
