@@ -14,20 +14,26 @@ static const dtype_row dtype_table[TSR_DTYPE_COUNT] = {
 #undef TSR_DTYPE_ROW
 };
 
-bool tsri_dtype_valid(tsr_dtype t) { return (unsigned)t < TSR_DTYPE_COUNT; }
+bool tsri_dtype_valid(tsr_dtype t) {
+  return (unsigned)t < TSR_DTYPE_COUNT;
+}
 
-size_t tsr_dtype_size(tsr_dtype t) { return tsri_dtype_valid(t) ? dtype_table[t].bytes : 0; }
+size_t tsr_dtype_size(tsr_dtype t) {
+  return tsri_dtype_valid(t) ? dtype_table[t].bytes : 0;
+}
 
 const char *tsr_dtype_name(tsr_dtype t) {
   return tsri_dtype_valid(t) ? dtype_table[t].name : "unknown";
 }
 
-bool tsri_dtype_is_float(tsr_dtype t) { return tsri_dtype_valid(t) && dtype_table[t].is_float; }
+bool tsri_dtype_is_float(tsr_dtype t) {
+  return tsri_dtype_valid(t) && dtype_table[t].is_float;
+}
 
 /* Rank in the promotion order: the higher rank wins unless neither type holds the other. */
 static int promotion_rank(tsr_dtype t) {
   static const int rank[TSR_DTYPE_COUNT] = {
-      [TSR_BOOL] = 0,  [TSR_UINT8] = 1, [TSR_INT8] = 2,     [TSR_INT32] = 3,   [TSR_UINT32] = 4,
+      [TSR_BOOL] = 0,  [TSR_UINT8] = 1,   [TSR_INT8] = 2,     [TSR_INT32] = 3,   [TSR_UINT32] = 4,
       [TSR_INT64] = 5, [TSR_FLOAT16] = 6, [TSR_BFLOAT16] = 7, [TSR_FLOAT32] = 8,
   };
   return rank[t];

@@ -5,7 +5,7 @@
 #include "tessera/base.h"
 
 /* X(enum, name, bytes, is_float, is_signed) */
-#define TSR_DTYPE_LIST(X)                 \
+#define TSR_DTYPE_LIST(X)                    \
   X(TSR_BOOL, "bool", 1, false, false)       \
   X(TSR_UINT8, "uint8", 1, false, false)     \
   X(TSR_UINT32, "uint32", 4, false, false)   \

@@ -33,7 +33,7 @@ static inline uint16_t tsri_f32_to_f16(float f) {
   uint32_t sign = (x >> 16) & 0x8000u, magnitude = x & 0x7fffffffu;
   if (magnitude > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
   if (magnitude >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* >= 65520 rounds to inf */
-  if (magnitude >= 0x38800000u) {                                   /* a normal float16 */
+  if (magnitude >= 0x38800000u) {                                  /* a normal float16 */
     /* Rebias the exponent (127 -> 15) and round away the 13 low mantissa bits; a carry out of
        the mantissa correctly bumps the exponent. */
     uint32_t lsb = (magnitude >> 13) & 1u;
@@ -63,6 +63,8 @@ static inline uint16_t tsri_f32_to_bf16(float f) {
   return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-static inline float tsri_bf16_to_f32(uint16_t b) { return tsri_f32_from_bits((uint32_t)b << 16); }
+static inline float tsri_bf16_to_f32(uint16_t b) {
+  return tsri_f32_from_bits((uint32_t)b << 16);
+}
 
 #endif

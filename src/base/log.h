@@ -2,7 +2,12 @@
 #ifndef TSR_BASE_LOG_H
 #define TSR_BASE_LOG_H
 
-typedef enum { TSR_LOG_ERROR = 0, TSR_LOG_WARN = 1, TSR_LOG_INFO = 2, TSR_LOG_DEBUG = 3 } tsri_log_level;
+typedef enum {
+  TSR_LOG_ERROR = 0,
+  TSR_LOG_WARN = 1,
+  TSR_LOG_INFO = 2,
+  TSR_LOG_DEBUG = 3
+} tsri_log_level;
 
 void tsri_log(tsri_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -17,9 +17,13 @@ const char *tsr_status_name(tsr_status s) {
   return "TSR_ERR_UNKNOWN";
 }
 
-const char *tsr_last_error(void) { return last_error; }
+const char *tsr_last_error(void) {
+  return last_error;
+}
 
-const char *tsr_version(void) { return TSR_VERSION_STRING; }
+const char *tsr_version(void) {
+  return TSR_VERSION_STRING;
+}
 
 tsr_status tsri_verror(tsr_status status, const char *fmt, va_list ap) {
   vsnprintf(last_error, sizeof last_error, fmt, ap);

@@ -1,0 +1,78 @@
+/* core/array_access.c — getting at an evaluated array's bytes: tsr_array_read (copies out,
+ * row-major, whatever the layout), tsr_array_data (the backing pointer, for the execution SPI)
+ * and tsr_array_record_stream (keeps the buffer alive for raw work on another stream). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "core/array.h"
+#include "core/stream.h"
+#include "tessera/spi.h"
+
+static const unsigned char *element_base(const tsr_array *a) {
+  return (const unsigned char *)a->buffer->data + a->offset * (int64_t)tsr_dtype_size(a->dtype);
+}
+
+/* Row-major copy of a strided view: an odometer over the indices. */
+static void gather_strided(const tsr_array *a, unsigned char *dst) {
+  size_t element = tsr_dtype_size(a->dtype);
+  const unsigned char *base = (const unsigned char *)a->buffer->data;
+  int64_t index[TSR_MAX_NDIM] = {0};
+  for (int64_t i = 0; i < a->size; i++) {
+    int64_t offset = a->offset;
+    for (int d = 0; d < a->ndim; d++)
+      offset += index[d] * a->strides[d];
+    memcpy(dst + (size_t)i * element, base + offset * (int64_t)element, element);
+    for (int d = a->ndim - 1; d >= 0 && ++index[d] == a->shape[d]; d--)
+      index[d] = 0;
+  }
+}
+
+static tsr_status eval_one(tsr_array *a) {
+  return tsr_eval(&a, 1);
+}
+
+tsr_status tsr_array_read(tsr_array *a, void *dst, size_t dst_bytes) {
+  if (!a) return tsri_error(TSR_ERR_INVALID, "array_read: array is NULL");
+  size_t bytes = (size_t)a->size * tsr_dtype_size(a->dtype);
+  if (dst_bytes != bytes)
+    return tsri_error(TSR_ERR_INVALID,
+                      "array_read: dst_bytes %zu, but the array holds %zu bytes (%lld x %s)",
+                      dst_bytes, bytes, (long long)a->size, tsr_dtype_name(a->dtype));
+  if (!dst && bytes > 0) return tsri_error(TSR_ERR_INVALID, "array_read: dst is NULL");
+  tsr_status status = eval_one(a);
+  if (status != TSR_OK || bytes == 0) return status;
+  if (a->device.type != TSR_CPU)
+    return tsri_error(TSR_ERR_UNSUPPORTED, "array_read: no GPU backend in this build");
+  if (tsri_array_is_contiguous(a))
+    memcpy(dst, element_base(a), bytes);
+  else
+    gather_strided(a, dst);
+  return TSR_OK;
+}
+
+tsr_status tsr_array_data(tsr_array *a, void **ptr) {
+  if (!a || !ptr) return tsri_error(TSR_ERR_INVALID, "array_data: %s is NULL", a ? "ptr" : "array");
+  tsr_status status = eval_one(a);
+  if (status != TSR_OK) return status;
+  if (!tsri_array_is_contiguous(a))
+    return tsri_error(TSR_ERR_INVALID, "array_data: the array is a non-contiguous view");
+  *ptr = a->buffer && a->buffer->data ? (void *)element_base(a) : NULL;
+  return TSR_OK;
+}
+
+static void release_buffer_later(void *ctx) {
+  tsri_buffer_release(ctx);
+}
+
+tsr_status tsr_array_record_stream(tsr_array *a, tsr_stream *s) {
+  if (!a) return tsri_error(TSR_ERR_INVALID, "array_record_stream: array is NULL");
+  tsr_status status = eval_one(a);
+  if (status != TSR_OK || !a->buffer) return status;
+  /* The stream's own reference to the buffer, dropped in stream order: a later allocation
+     cannot reuse the block before s has passed this point. */
+  tsri_buffer *held = tsri_buffer_retain(a->buffer);
+  status = tsr_stream_enqueue_host(s, release_buffer_later, held);
+  if (status != TSR_OK) tsri_buffer_release(held);
+  return status;
+}

@@ -1,0 +1,25 @@
+/* core/backend.c — the backend registry: one table per device type, filled once. */
+#include "core/backend.h"
+
+#include <pthread.h>
+
+static const tsri_backend *backends[2];
+static pthread_once_t backends_once = PTHREAD_ONCE_INIT;
+
+void tsri_backend_register(tsr_device_type type, const tsri_backend *backend) {
+  if ((unsigned)type < 2) backends[type] = backend;
+}
+
+const tsri_backend *tsri_backend_for(tsr_device_type type) {
+  pthread_once(&backends_once, tsri_register_backends);
+  return (unsigned)type < 2 ? backends[type] : NULL;
+}
+
+const char *tsri_primitive_name(tsri_primitive p) {
+  static const char *const names[] = {
+#define TSRI_PRIMITIVE_NAME(e, name) name,
+      TSRI_PRIMITIVE_LIST(TSRI_PRIMITIVE_NAME)
+#undef TSRI_PRIMITIVE_NAME
+  };
+  return (unsigned)p < TSRI_PRIM_COUNT ? names[p] : "unknown";
+}

@@ -1,0 +1,92 @@
+/* core/device.c — the default device (from TSR_DEFAULT_DEVICE or the hardware, once) and
+ * tsr_shutdown, the one place that tears the runtime down in order. */
+#include "core/device.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/discovery.h"
+#include "base/env.h"
+#include "base/log.h"
+#include "base/status.h"
+#include "core/backend.h"
+#include "core/stream.h"
+
+/* Packed as type * 65536 + index, so one atomic holds it. */
+static atomic_int default_device_packed = -1;
+
+static int pack(tsr_device d) {
+  return (int)d.type * 65536 + d.index;
+}
+static tsr_device unpack(int v) {
+  tsr_device d = {(tsr_device_type)(v / 65536), v % 65536};
+  return d;
+}
+
+bool tsri_device_usable(tsr_device d) {
+  if (!tsri_backend_for(d.type)) return false;
+  if (d.type == TSR_CPU) return d.index == 0;
+  return d.type == TSR_GPU && d.index >= 0 && d.index < tsri_discovery()->gpu_count;
+}
+
+/* What TSR_DEFAULT_DEVICE asks for; false when unset or unparseable (warned). */
+static bool parse_env_device(tsr_device *out) {
+  const char *v = tsri_env()->default_device;
+  if (!*v) return false;
+  int index = 0;
+  char extra = 0;
+  if (strcmp(v, "cpu") == 0) {
+    *out = (tsr_device){TSR_CPU, 0};
+  } else if (strcmp(v, "gpu") == 0) {
+    *out = (tsr_device){TSR_GPU, 0};
+  } else if (sscanf(v, "gpu:%d%c", &index, &extra) == 1 && index >= 0) {
+    *out = (tsr_device){TSR_GPU, index};
+  } else {
+    tsri_log(TSR_LOG_WARN, "TSR_DEFAULT_DEVICE=%s is not cpu, gpu or gpu:N; ignored", v);
+    return false;
+  }
+  return true;
+}
+
+static tsr_device choose_default(void) {
+  tsr_device cpu = {TSR_CPU, 0}, gpu0 = {TSR_GPU, 0}, wanted;
+  if (parse_env_device(&wanted)) {
+    if (tsri_device_usable(wanted)) return wanted;
+    char name[16];
+    tsri_log(TSR_LOG_WARN, "TSR_DEFAULT_DEVICE=%s is not usable in this build/machine; using cpu",
+             tsri_device_str(wanted, name));
+    return cpu;
+  }
+  return tsri_device_usable(gpu0) ? gpu0 : cpu;
+}
+
+tsr_device tsr_default_device(void) {
+  int v = atomic_load(&default_device_packed);
+  if (v < 0) {
+    int chosen = pack(choose_default()), expected = -1;
+    /* Two first callers choose the same device; whoever stores first wins. */
+    atomic_compare_exchange_strong(&default_device_packed, &expected, chosen);
+    v = atomic_load(&default_device_packed);
+  }
+  return unpack(v);
+}
+
+tsr_status tsr_set_default_device(tsr_device d) {
+  tsr_status status = tsri_device_check(d, "set_default_device");
+  if (status != TSR_OK) return status;
+  if (!tsri_device_usable(d)) {
+    char name[16];
+    return tsri_error(TSR_ERR_DEVICE, "set_default_device: %s has no backend in this build",
+                      tsri_device_str(d, name));
+  }
+  atomic_store(&default_device_packed, pack(d));
+  return TSR_OK;
+}
+
+void tsr_shutdown(void) {
+  tsri_streams_shutdown(); /* first: workers may still release buffers into the cache */
+  tsri_memory_shutdown();
+}

@@ -1,0 +1,187 @@
+/* core/eval.c — tsr_eval: the graph walk (an explicit stack, never recursion), submission to
+ * streams under the evaluation lock, waiting after the lock is released, and the run of one node
+ * on its stream's worker (fences, error propagation, releasing inputs as soon as it has run). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "base/vec.h"
+#include "core/backend.h"
+#include "core/lock.h"
+#include "core/stream.h"
+
+static uint64_t walk_epoch; /* evaluation lock */
+
+typedef struct {
+  tsr_array *node;
+  int next_input;
+} walk_frame;
+
+static bool is_lazy(const tsr_array *a) {
+  return atomic_load(&a->state) == TSRI_NODE_LAZY;
+}
+
+/* Appends the lazy nodes reachable from the roots to `order`, inputs before consumers. */
+static tsr_status collect_lazy(tsr_array *const *roots, size_t n, tsri_ptrvec *order) {
+  uint64_t epoch = ++walk_epoch;
+  walk_frame *stack = NULL;
+  size_t depth = 0, capacity = 0;
+  tsr_status status = TSR_OK;
+  for (size_t r = 0; r < n && status == TSR_OK; r++) {
+    if (!is_lazy(roots[r]) || roots[r]->visit_epoch == epoch) continue;
+    roots[r]->visit_epoch = epoch;
+    tsr_array *push = roots[r];
+    while (push || depth > 0) {
+      if (push) {
+        if (depth == capacity) {
+          size_t grown = capacity ? capacity * 2 : 256;
+          walk_frame *bigger = realloc(stack, grown * sizeof *bigger);
+          if (!bigger) goto out_of_memory;
+          stack = bigger;
+          capacity = grown;
+        }
+        stack[depth++] = (walk_frame){push, 0};
+        push = NULL;
+      }
+      walk_frame *top = &stack[depth - 1];
+      if (top->next_input < top->node->ninputs) {
+        tsr_array *input = top->node->inputs[top->next_input++];
+        if (is_lazy(input) && input->visit_epoch != epoch) {
+          input->visit_epoch = epoch;
+          push = input;
+        }
+        continue;
+      }
+      if (!tsri_ptrvec_push(order, top->node)) goto out_of_memory;
+      depth--;
+    }
+  }
+  free(stack);
+  return status;
+out_of_memory:
+  free(stack);
+  return tsri_error(TSR_ERR_NOMEM, "eval: out of host memory walking a graph");
+}
+
+static tsr_status check_streams_open(const tsri_ptrvec *order) {
+  for (size_t i = 0; i < order->len; i++) {
+    tsr_array *node = order->items[i];
+    if (atomic_load(&node->stream->closed)) {
+      char what[160];
+      return tsri_error(TSR_ERR_STATE, "eval: %s names a stream that was freed",
+                        tsri_array_describe(node, what, sizeof what));
+    }
+  }
+  return TSR_OK;
+}
+
+static void submit_all(const tsri_ptrvec *order) {
+  for (size_t i = 0; i < order->len; i++) {
+    tsr_array *node = order->items[i];
+    tsr_array_retain(node); /* the task's reference, dropped once the node has run */
+    node->task.node = node;
+    /* SUBMITTED before the push: the worker's READY/FAILED store must come after it. Only
+       holders of the evaluation lock can see the node between the two, and none waits. */
+    atomic_store(&node->state, TSRI_NODE_SUBMITTED);
+    tsri_stream_submit(node->stream, &node->task);
+  }
+}
+
+static tsr_status check_roots(const char *what, tsr_array *const *arrays, size_t n) {
+  if (!arrays && n > 0) return tsri_error(TSR_ERR_INVALID, "%s: arrays is NULL (n = %zu)", what, n);
+  for (size_t i = 0; i < n; i++)
+    if (!arrays[i]) return tsri_error(TSR_ERR_INVALID, "%s: arrays[%zu] is NULL", what, i);
+  return TSR_OK;
+}
+
+static tsr_status submit_graph(const char *what, tsr_array *const *arrays, size_t n) {
+  tsr_status status = check_roots(what, arrays, n);
+  if (status != TSR_OK) return status;
+  tsri_ptrvec order = {0};
+  tsri_eval_lock();
+  status = collect_lazy(arrays, n, &order);
+  if (status == TSR_OK) status = check_streams_open(&order);
+  if (status == TSR_OK) submit_all(&order);
+  tsri_eval_unlock();
+  tsri_ptrvec_free(&order);
+  return status;
+}
+
+/* Blocks until a has run; its status, with its message made this thread's. */
+static tsr_status wait_ready(tsr_array *a) {
+  int state = atomic_load(&a->state);
+  if (state == TSRI_NODE_SUBMITTED) {
+    tsri_stream_wait(a->stream, a->task.seq);
+    state = atomic_load(&a->state);
+  }
+  if (state == TSRI_NODE_FAILED)
+    return tsri_error_copy(a->status, a->message ? a->message : tsr_status_name(a->status));
+  return TSR_OK;
+}
+
+tsr_status tsr_async_eval(tsr_array *const *arrays, size_t n) {
+  return submit_graph("async_eval", arrays, n);
+}
+
+tsr_status tsr_eval(tsr_array *const *arrays, size_t n) {
+  tsr_status status = submit_graph("eval", arrays, n);
+  if (status != TSR_OK) return status;
+  for (size_t i = 0; i < n; i++) { /* all waited for; the first error in order wins */
+    tsr_status st = wait_ready(arrays[i]);
+    if (st != TSR_OK && status == TSR_OK) status = st;
+  }
+  if (status != TSR_OK) { /* an earlier array's message, not a later one's */
+    for (size_t i = 0; i < n; i++)
+      if (atomic_load(&arrays[i]->state) == TSRI_NODE_FAILED) return wait_ready(arrays[i]);
+  }
+  return status;
+}
+
+/* ---- on the worker ----------------------------------------------------------------------------
+ */
+
+static void record_failure(tsr_array *node, tsr_status status, const char *message) {
+  node->status = status;
+  node->message = strdup(message); /* NULL on exhaustion: the status name stands in */
+}
+
+/* Fences on inputs from other streams; the first failed input's error becomes the node's. */
+static bool inputs_ready(tsr_array *node) {
+  for (int i = 0; i < node->ninputs; i++) {
+    tsr_array *input = node->inputs[i];
+    if (atomic_load(&input->state) == TSRI_NODE_SUBMITTED)
+      tsri_stream_wait(input->stream, input->task.seq); /* same stream: already past, returns */
+    if (atomic_load(&input->state) == TSRI_NODE_FAILED) {
+      record_failure(node, input->status,
+                     input->message ? input->message : tsr_status_name(input->status));
+      return false;
+    }
+  }
+  return true;
+}
+
+static void run_kernel(tsr_array *node) {
+  const tsri_backend *backend = tsri_backend_for(node->device.type);
+  tsri_kernel_fn kernel = backend ? backend->kernels[node->primitive] : NULL;
+  tsr_status status = kernel ? kernel(node)
+                             : tsri_error(TSR_ERR_UNSUPPORTED, "no %s kernel in this build",
+                                          backend ? backend->name : "backend");
+  if (status == TSR_OK) return;
+  char what[160], message[TSR_ERROR_MAX + 200];
+  snprintf(message, sizeof message, "%s: %s", tsri_array_describe(node, what, sizeof what),
+           tsr_last_error());
+  record_failure(node, status, message);
+  tsri_buffer_release(node->buffer); /* nothing half-written stays behind a failed array */
+  node->buffer = NULL;
+}
+
+void tsri_run_node_task(tsri_task *task) {
+  tsr_array *node = task->node;
+  if (inputs_ready(node)) run_kernel(node);
+  for (int i = 0; i < node->ninputs; i++)
+    tsr_array_release(node->inputs[i]);
+  node->ninputs = 0;
+  atomic_store(&node->state, node->status == TSR_OK ? TSRI_NODE_READY : TSRI_NODE_FAILED);
+  tsr_array_release(node); /* the task's reference */
+}

@@ -1,0 +1,36 @@
+/* cpu/strided.c — broadcast strides and the row odometer (cpu/strided.h). */
+#include "cpu/strided.h"
+
+void tsri_broadcast_strides(const tsr_array *in, const tsr_array *out, int64_t *strides) {
+  for (int i = 0; i < out->ndim; i++) {
+    int axis = in->ndim - out->ndim + i;
+    strides[i] = (axis < 0 || in->shape[axis] == 1) ? 0 : in->strides[axis];
+  }
+}
+
+void tsri_row_walker_init(tsri_row_walker *w, const tsr_array *out, int noperands,
+                          const int64_t *const *strides, const int64_t *base_offsets) {
+  w->ndim = out->ndim;
+  w->shape = out->shape;
+  w->noperands = noperands;
+  for (int d = 0; d < TSR_MAX_NDIM; d++)
+    w->index[d] = 0;
+  for (int k = 0; k < noperands; k++) {
+    w->strides[k] = strides[k];
+    w->offset[k] = base_offsets[k];
+  }
+}
+
+bool tsri_row_walker_next(tsri_row_walker *w) {
+  for (int d = w->ndim - 2; d >= 0; d--) {
+    if (++w->index[d] < w->shape[d]) {
+      for (int k = 0; k < w->noperands; k++)
+        w->offset[k] += w->strides[k][d];
+      return true;
+    }
+    for (int k = 0; k < w->noperands; k++)
+      w->offset[k] -= (w->shape[d] - 1) * w->strides[k][d];
+    w->index[d] = 0;
+  }
+  return false;
+}

@@ -1,0 +1,26 @@
+/* cpu/strided.h — walking the rows of an n-d output together with broadcast inputs. */
+#ifndef TSR_CPU_STRIDED_H
+#define TSR_CPU_STRIDED_H
+
+#include "core/array.h"
+
+/* Strides (elements) of `in` seen through the output's shape: 0 on broadcast axes. */
+void tsri_broadcast_strides(const tsr_array *in, const tsr_array *out, int64_t *strides);
+
+/* An odometer over every axis but the last: each step gives the element offset of the row's
+ * start in up to 3 operands. */
+typedef struct {
+  int ndim;
+  const int64_t *shape;
+  const int64_t *strides[3];
+  int64_t index[TSR_MAX_NDIM];
+  int64_t offset[3];
+  int noperands;
+} tsri_row_walker;
+
+void tsri_row_walker_init(tsri_row_walker *w, const tsr_array *out, int noperands,
+                          const int64_t *const *strides, const int64_t *base_offsets);
+/* Moves to the next row; false after the last one. */
+bool tsri_row_walker_next(tsri_row_walker *w);
+
+#endif
