@@ -39,8 +39,9 @@ sanitize: deps
 	cmake -S . -B build-asan -DTSR_CUDA=OFF -DTSR_SANITIZE=address,undefined \
 	  -DCMAKE_BUILD_TYPE=Debug -DTSR_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build build-asan -j$(JOBS)
+	grep '^leak:' .ci/sanitizers.supp > build-asan/lsan.supp || true
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  LSAN_OPTIONS=suppressions=$(CURDIR)/.ci/lsan.supp:print_suppressions=0 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/build-asan/lsan.supp:print_suppressions=0 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 TSR_SANITIZED=1 $(CTEST)
 
 # ThreadSanitizer over the concurrency tests, CPU-only.
@@ -48,7 +49,8 @@ tsan: deps
 	cmake -S . -B build-tsan -DTSR_CUDA=OFF -DTSR_SANITIZE=thread \
 	  -DCMAKE_BUILD_TYPE=Debug -DTSR_BUILD_BENCH=OFF $(CMAKE_FLAGS)
 	cmake --build build-tsan -j$(JOBS)
-	cd build-tsan && TSAN_OPTIONS=suppressions=$(CURDIR)/.ci/tsan.supp:halt_on_error=1:second_deadlock_stack=1 \
+	grep -E '^(race|deadlock|mutex|thread|signal|called_from_lib):' .ci/sanitizers.supp > build-tsan/tsan.supp || true
+	cd build-tsan && TSAN_OPTIONS=suppressions=$(CURDIR)/build-tsan/tsan.supp:halt_on_error=1:second_deadlock_stack=1 \
 	  TSR_SANITIZED=1 $(CTEST) -L concurrency
 
 # The long versions of the randomized tests (10^6 ledger operations).

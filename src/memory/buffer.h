@@ -15,13 +15,14 @@
 #include "tessera/array.h"
 
 typedef struct tsri_buffer {
-  void *data;        /* NULL only for a 0-byte buffer */
-  uint64_t bytes;    /* the bytes the system backs, as counted on the ledger */
+  void *data;     /* NULL only for a 0-byte buffer */
+  uint64_t bytes; /* the bytes the system backs, as counted on the ledger */
   tsr_device device;
   atomic_int refs;
-  bool external;                /* wrapped caller memory: deleter instead of free/cache */
+  bool external; /* wrapped caller memory: deleter instead of free/cache */
   void (*deleter)(void *ctx);
   void *deleter_ctx;
+  struct tsri_buffer *cache_next; /* memory layer only: the next free block of its cache class */
 } tsri_buffer;
 
 /* A new buffer of at least `nbytes` on d, one reference. TSR_ERR_CAP (the cap's, the ledger's and
@@ -42,9 +43,12 @@ void tsri_buffer_release(tsri_buffer *b);
  * the system will back for a request, so the reservation is exact before the call. */
 typedef struct {
   uint64_t (*round)(uint64_t nbytes);
-  void *(*alloc)(uint64_t bytes);                  /* NULL when the system has none */
+  void *(*alloc)(uint64_t bytes); /* NULL when the system has none */
   void (*free)(void *ptr, uint64_t bytes);
-  uint64_t (*total_bytes)(int device_index);       /* device memory, for the default cache limit */
+  uint64_t (*total_bytes)(int device_index); /* device memory, for the default cache limit */
+  /* Optional (NULL: untracked reads 0): device memory in use as the driver sees it, so a snapshot
+     can report what is in use but not on the ledger (`untracked`). */
+  uint64_t (*used_bytes)(int device_index);
 } tsri_system_allocator;
 void tsri_memory_register_allocator(tsr_device_type type, const tsri_system_allocator *a);
 
