@@ -66,6 +66,19 @@ typedef enum {
   TSR_FLOAT32
 } tsr_dtype;
 
+/* What this library was built with. Strings are static. Never fails; any thread. */
+typedef struct {
+  const char *version;      /* tsr_version() */
+  const char *build_type;   /* "Release", "RelWithDebInfo", "Debug", ... */
+  const char *compiler;     /* the compiler of the library, with its version */
+  const char *sanitizers;   /* "" or e.g. "address,undefined" */
+  bool cuda;                /* built with the CUDA toolkit (GPU discovery; GPU kernels need a
+                               driver and a device at run time) */
+  int cuda_toolkit_version; /* e.g. 13000 for 13.0; 0 without CUDA */
+  uint64_t reserved[8];
+} tsr_build_info;
+TSR_API void tsr_build_info_get(tsr_build_info *out);
+
 /* Bytes per element; 0 for a value outside the enum. Never fails. */
 TSR_API size_t tsr_dtype_size(tsr_dtype t);
 
