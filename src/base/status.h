@@ -7,10 +7,18 @@
 #include "tessera/base.h"
 
 /* The one list of status codes (libuv's UV_ERRNO_MAP idea): adding one touches this line. */
-#define TSR_STATUS_LIST(X)                                                              \
-  X(TSR_OK)                                                                             \
-  X(TSR_ERR_INVALID) X(TSR_ERR_NOMEM) X(TSR_ERR_CAP) X(TSR_ERR_STATE) X(TSR_ERR_DEVICE) \
-      X(TSR_ERR_DIST) X(TSR_ERR_IO) X(TSR_ERR_UNSUPPORTED)
+// clang-format off
+#define TSR_STATUS_LIST(X)                                                                     \
+  X(TSR_OK)                                                                                    \
+  X(TSR_ERR_INVALID)                                                                           \
+  X(TSR_ERR_NOMEM)                                                                             \
+  X(TSR_ERR_CAP)                                                                               \
+  X(TSR_ERR_STATE)                                                                             \
+  X(TSR_ERR_DEVICE)                                                                            \
+  X(TSR_ERR_DIST)                                                                              \
+  X(TSR_ERR_IO)                                                                                \
+  X(TSR_ERR_UNSUPPORTED)
+// clang-format on
 
 #define TSR_ERROR_MAX 1024
 

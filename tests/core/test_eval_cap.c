@@ -10,7 +10,8 @@ static const tsr_device cpu = {TSR_CPU, 0};
 int main(void) {
   CHECK_OK(tsr_calibration_install_cap(cpu, 3 * N * 4)); /* room for three such arrays */
   static float xs[N], got[N];
-  for (int i = 0; i < N; i++) xs[i] = (float)i;
+  for (int i = 0; i < N; i++)
+    xs[i] = (float)i;
   int64_t shape[1] = {N};
   tsr_array *x = NULL, *y = NULL, *filler = NULL, *sum = NULL;
   CHECK_OK(tsr_array_from_data(&x, xs, TSR_FLOAT32, shape, 1));
@@ -33,7 +34,8 @@ int main(void) {
   CHECK_OK(tsr_memory_clear_cache(cpu));
   CHECK_OK(tsr_add(&sum, x, y, NULL));
   CHECK_OK(tsr_array_read(sum, got, sizeof got));
-  for (int i = 0; i < N; i++) CHECK(got[i] == 2.0f * xs[i]);
+  for (int i = 0; i < N; i++)
+    CHECK(got[i] == 2.0f * xs[i]);
   CHECK_OK(tsr_calibration_snapshot(cpu, &snap));
   CHECK(snap.active + snap.cached + snap.pending + snap.fixed <= snap.cap);
   CHECK(snap.peak <= snap.cap);

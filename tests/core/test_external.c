@@ -15,14 +15,18 @@ typedef struct {
 
 static void wait_for_gate(void *ctx) {
   probe *p = ctx;
-  while (!atomic_load(&p->gate_open)) usleep(1000);
+  while (!atomic_load(&p->gate_open))
+    usleep(1000);
 }
 
-static void count_delete(void *ctx) { atomic_fetch_add(&((probe *)ctx)->deleted, 1); }
+static void count_delete(void *ctx) {
+  atomic_fetch_add(&((probe *)ctx)->deleted, 1);
+}
 
 static void test_external_deleter_waits_for_use(void) {
   static float data[4096];
-  for (int i = 0; i < 4096; i++) data[i] = (float)i;
+  for (int i = 0; i < 4096; i++)
+    data[i] = (float)i;
   int64_t shape[1] = {4096};
   probe p = {0, 0};
   tsr_stream *s = NULL;
@@ -39,7 +43,8 @@ static void test_external_deleter_waits_for_use(void) {
   atomic_store(&p.gate_open, 1);
   float got[4096];
   CHECK_OK(tsr_array_read(sum, got, sizeof got));
-  for (int i = 0; i < 4096; i++) CHECK(got[i] == 2.0f * data[i]);
+  for (int i = 0; i < 4096; i++)
+    CHECK(got[i] == 2.0f * data[i]);
   CHECK_OK(tsr_stream_synchronize(s));
   CHECK_EQ_INT(atomic_load(&p.deleted), 1);
   tsr_array_release(sum);
