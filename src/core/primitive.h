@@ -4,11 +4,33 @@
 #ifndef TSR_CORE_PRIMITIVE_H
 #define TSR_CORE_PRIMITIVE_H
 
-/* X(enum suffix, name used in messages) */
-#define TSRI_PRIMITIVE_LIST(X) \
-  X(DATA, "data")              \
-  X(ADD, "add")                \
-  X(COPY, "copy")
+#include <stdint.h>
+
+/* X(enum suffix, name used in messages). By the op file that builds them: data/copy (core,
+   ops/copy.c); full/arange/astype (ops/creation.c); reshape..concatenate (ops/layout.c);
+   take..slice_update (ops/indexing.c); add..where (ops/binary.c); negative..tanh (ops/unary.c);
+   sum..topk (ops/reduce.c, ops/sort.c); matmul..sdpa (ops/matmul.c, ops/nn.c); random_*
+   (ops/random.c). */
+// clang-format off
+#define TSRI_PRIMITIVE_LIST(X)                                                                 \
+  X(DATA, "data") X(COPY, "copy")                                                              \
+  X(FULL, "full") X(ARANGE, "arange") X(ASTYPE, "astype")                                      \
+  X(RESHAPE, "reshape") X(TRANSPOSE, "transpose") X(SLICE, "slice")                            \
+  X(BROADCAST_TO, "broadcast_to") X(CONCATENATE, "concatenate")                                \
+  X(TAKE, "take") X(TAKE_ALONG_AXIS, "take_along_axis") X(SLICE_UPDATE, "slice_update")        \
+  X(ADD, "add") X(SUBTRACT, "subtract") X(MULTIPLY, "multiply") X(DIVIDE, "divide")            \
+  X(MAXIMUM, "maximum") X(MINIMUM, "minimum") X(POWER, "power") X(EQUAL, "equal")              \
+  X(NOT_EQUAL, "not_equal") X(LESS, "less") X(LESS_EQUAL, "less_equal")                        \
+  X(GREATER, "greater") X(GREATER_EQUAL, "greater_equal") X(WHERE, "where")                    \
+  X(NEGATIVE, "negative") X(ABS, "abs") X(EXP, "exp") X(LOG, "log") X(SQRT, "sqrt")            \
+  X(RSQRT, "rsqrt") X(SIGMOID, "sigmoid") X(SILU, "silu") X(TANH, "tanh")                      \
+  X(SUM, "sum") X(MEAN, "mean") X(MAX, "max") X(MIN, "min") X(ARGMAX, "argmax")                \
+  X(CUMSUM, "cumsum") X(ARGSORT, "argsort") X(ARGPARTITION, "argpartition") X(TOPK, "topk")    \
+  X(MATMUL, "matmul") X(SOFTMAX, "softmax") X(RMS_NORM, "rms_norm") X(ROPE, "rope")            \
+  X(SDPA, "sdpa")                                                                              \
+  X(RANDOM_UNIFORM, "random_uniform") X(RANDOM_NORMAL, "random_normal")                        \
+  X(RANDOM_CATEGORICAL, "random_categorical")
+// clang-format on
 
 typedef enum {
 #define TSRI_PRIMITIVE_ENUM(e, name) TSRI_PRIM_##e,
@@ -22,7 +44,16 @@ const char *tsri_primitive_name(tsri_primitive p);
 /* Parameters of a node's primitive; each op uses its own member. Plain data, copied into the
  * node at construction. */
 typedef union {
-  unsigned char raw[64];
+  unsigned char raw[128];
+  int64_t align_int;
+  double align_double;
 } tsri_params;
+
+/* Each op keeps its parameters in its own struct, defined in its src/ops/ header and stored in
+   the node's params; this gets them back (sizes are checked where the struct is defined with
+   TSRI_PARAMS_FIT). */
+#define TSRI_PARAMS(node, type) ((const type *)(const void *)(node)->params.raw)
+#define TSRI_PARAMS_FIT(type) \
+  _Static_assert(sizeof(type) <= sizeof(tsri_params), #type " does not fit in tsri_params")
 
 #endif

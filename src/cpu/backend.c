@@ -1,19 +1,31 @@
-/* cpu/backend.c — the CPU kernel table: one entry per primitive (core/primitive.h). A missing
- * entry is TSR_ERR_UNSUPPORTED at evaluation, never a crash. */
+/* cpu/backend.c — the CPU kernel table: one entry per primitive (core/primitive.h), filled once
+ * by each kernel area's registration function (cpu/kernels.h). A missing entry is
+ * TSR_ERR_UNSUPPORTED at evaluation, never a crash. */
 #include "cpu/backend.h"
 
-#include "cpu/binary.h"
-#include "cpu/copy.h"
+#include <pthread.h>
 
-static const tsri_backend cpu_backend = {
-    .name = "cpu",
-    .kernels =
-        {
-            [TSRI_PRIM_ADD] = tsri_cpu_add,
-            [TSRI_PRIM_COPY] = tsri_cpu_copy,
-        },
-};
+#include "cpu/kernels.h"
+
+static tsri_backend cpu_backend = {.name = "cpu"};
+static pthread_once_t cpu_backend_once = PTHREAD_ONCE_INIT;
+
+static void fill_table(void) {
+  tsri_kernel_fn *k = cpu_backend.kernels;
+  tsri_cpu_register_copy(k);
+  tsri_cpu_register_creation(k);
+  tsri_cpu_register_layout(k);
+  tsri_cpu_register_indexing(k);
+  tsri_cpu_register_binary(k);
+  tsri_cpu_register_unary(k);
+  tsri_cpu_register_reduce(k);
+  tsri_cpu_register_sort(k);
+  tsri_cpu_register_matmul(k);
+  tsri_cpu_register_nn(k);
+  tsri_cpu_register_random(k);
+}
 
 const tsri_backend *tsri_cpu_backend(void) {
+  pthread_once(&cpu_backend_once, fill_table);
   return &cpu_backend;
 }

@@ -2,7 +2,7 @@
  * converted to float32 (float results: float16/bfloat16 sums are then correctly rounded, since
  * float32 carries more than 2p+2 bits of either) or int64 (integer results, wrapping). A
  * contiguous float32 row takes a direct loop. */
-#include "cpu/binary.h"
+#include "cpu/kernels.h"
 
 #include "base/dtype.h"
 #include "cpu/rows.h"
@@ -61,7 +61,7 @@ static void add_row_i64(const tsr_array *node, const binary_row *row) {
   }
 }
 
-tsr_status tsri_cpu_add(tsr_array *node) {
+static tsr_status cpu_add(tsr_array *node) {
   tsr_status status = tsri_node_alloc(node);
   if (status != TSR_OK || node->size == 0) return status;
   const tsr_array *a = node->inputs[0], *b = node->inputs[1];
@@ -92,3 +92,5 @@ tsr_status tsri_cpu_add(tsr_array *node) {
   } while (tsri_row_walker_next(&walker));
   return TSR_OK;
 }
+
+void tsri_cpu_register_binary(tsri_kernel_fn *table) { table[TSRI_PRIM_ADD] = cpu_add; }

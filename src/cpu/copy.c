@@ -1,11 +1,11 @@
 /* cpu/copy.c — the copy kernel: any layout of the input into a fresh contiguous buffer. */
-#include "cpu/copy.h"
+#include "cpu/kernels.h"
 
 #include <string.h>
 
 #include "cpu/strided.h"
 
-tsr_status tsri_cpu_copy(tsr_array *node) {
+static tsr_status cpu_copy(tsr_array *node) {
   tsr_status status = tsri_node_alloc(node);
   if (status != TSR_OK || node->size == 0) return status;
   const tsr_array *in = node->inputs[0];
@@ -29,3 +29,5 @@ tsr_status tsri_cpu_copy(tsr_array *node) {
   } while (tsri_row_walker_next(&walker));
   return TSR_OK;
 }
+
+void tsri_cpu_register_copy(tsri_kernel_fn *table) { table[TSRI_PRIM_COPY] = cpu_copy; }
