@@ -214,10 +214,38 @@ static void check_selfcheck(void) {
   free_run(&run);
 }
 
+/* The environment knobs are read once per process, warned about when wrong, never fatal, and
+ * TSR_LOG filters the warnings. Each run is a fresh process, so each sees its own values. */
+static void check_env_knobs(void) {
+  setenv("TSR_DEFAULT_DEVICE", "bogus", 1);
+  tool_run run = run_tool("info", NULL);
+  expect(&run, "TSR_DEFAULT_DEVICE=bogus info", 0, "default cpu", "TSR_DEFAULT_DEVICE=bogus");
+  free_run(&run);
+  setenv("TSR_DEFAULT_DEVICE", "gpu:9", 1);
+  run = run_tool("info", NULL);
+  expect(&run, "TSR_DEFAULT_DEVICE=gpu:9 info", 0, "default cpu", "gpu:9 is not usable");
+  free_run(&run);
+  setenv("TSR_LOG", "error", 1); /* the same warning, filtered out */
+  run = run_tool("info", NULL);
+  expect(&run, "TSR_LOG=error info", 0, "default cpu", NULL);
+  if (strstr(run.err, "gpu:9")) CHECK_FAIL_("TSR_LOG=error still printed: %s", run.err);
+  free_run(&run);
+  setenv("TSR_LOG", "loud", 1);
+  setenv("TSR_CACHE_LIMIT", "12abc", 1);
+  run = run_tool("selfcheck", NULL);
+  expect(&run, "TSR_LOG=loud TSR_CACHE_LIMIT=12abc selfcheck", 0, "selfcheck: ok", "TSR_LOG=loud");
+  expect(&run, "TSR_CACHE_LIMIT=12abc selfcheck", 0, NULL, "TSR_CACHE_LIMIT=12abc");
+  free_run(&run);
+  unsetenv("TSR_DEFAULT_DEVICE");
+  unsetenv("TSR_LOG");
+  unsetenv("TSR_CACHE_LIMIT");
+}
+
 int main(void) {
   check_top_level();
   check_info();
   check_selfcheck();
+  check_env_knobs();
   printf("test_cli: ok (%s)\n", TSR_TOOL_PATH);
   return 0;
 }
