@@ -28,15 +28,18 @@ TSR_API tsr_status tsr_zeros(tsr_array **out, const int64_t *shape, int ndim, ts
                              tsr_stream *s);
 TSR_API tsr_status tsr_ones(tsr_array **out, const int64_t *shape, int ndim, tsr_dtype dtype,
                             tsr_stream *s);
-/* Every element `value` converted to dtype (as tsr_astype converts a float64). */
+/* Every element `value`: rounded once to a float dtype; truncated toward zero and saturated for an
+   integer dtype (NaN gives 0); != 0 for bool. */
 TSR_API tsr_status tsr_full(tsr_array **out, const int64_t *shape, int ndim, double value,
                             tsr_dtype dtype, tsr_stream *s);
-/* [start, stop) by step (step != 0): ceil((stop - start) / step) elements, element i computed as
-   start + i * step in float64 then converted. */
+/* [start, stop) by step: ceil((stop - start) / step) elements (an empty range gives shape [0]),
+   element i computed as start + i * step in float64, then converted as tsr_full converts.
+   start, stop and step must be finite and step != 0. */
 TSR_API tsr_status tsr_arange(tsr_array **out, double start, double stop, double step,
                               tsr_dtype dtype, tsr_stream *s);
-/* Conversion between any dtypes: to float16/bfloat16 by round to nearest even; float to integer
-   truncates toward zero (NaN gives 0, out of range saturates); to bool is != 0. */
+/* Conversion between any dtypes (always a new array): to float16/bfloat16 by round to nearest
+   even; float to integer truncates toward zero (NaN gives 0, out of range saturates); integer to
+   integer wraps (two's complement); to bool is != 0; bool is 0/1. */
 TSR_API tsr_status tsr_astype(tsr_array **out, tsr_array *a, tsr_dtype dtype, tsr_stream *s);
 
 /* ---- views and layout (no copy where the layout allows) ------------------------------------- */
@@ -79,7 +82,10 @@ TSR_API tsr_status tsr_slice_update(tsr_array **out, tsr_array *dst, tsr_array *
                                     const int64_t *start, const int64_t *stop, const int64_t *step,
                                     int naxes, tsr_stream *s);
 
-/* ---- elementwise (broadcasting, promotion as above) ----------------------------------------- */
+/* ---- elementwise (broadcasting, promotion as above) -----------------------------------------
+   Operands are first converted to the promoted dtype (as tsr_astype would), then computed: in
+   float32 for float16/bfloat16 (rounded once), exactly or wrapping for integers. On bool (0/1),
+   add is or, subtract xor, multiply and, maximum or, minimum and. */
 /* a + b; integers wrap (two's complement), bool is logical or. */
 TSR_API tsr_status tsr_add(tsr_array **out, tsr_array *a, tsr_array *b, tsr_stream *s);
 TSR_API tsr_status tsr_subtract(tsr_array **out, tsr_array *a, tsr_array *b, tsr_stream *s);
@@ -89,8 +95,10 @@ TSR_API tsr_status tsr_divide(tsr_array **out, tsr_array *a, tsr_array *b, tsr_s
 /* NaN propagates. */
 TSR_API tsr_status tsr_maximum(tsr_array **out, tsr_array *a, tsr_array *b, tsr_stream *s);
 TSR_API tsr_status tsr_minimum(tsr_array **out, tsr_array *a, tsr_array *b, tsr_stream *s);
+/* Integer power with a negative exponent gives the real result truncated toward zero (0 for a
+   base of 0). */
 TSR_API tsr_status tsr_power(tsr_array **out, tsr_array *a, tsr_array *b, tsr_stream *s);
-/* Comparisons give bool. */
+/* Comparisons give bool, compared in the promoted dtype; NaN compares unequal to everything. */
 TSR_API tsr_status tsr_equal(tsr_array **out, tsr_array *a, tsr_array *b, tsr_stream *s);
 TSR_API tsr_status tsr_not_equal(tsr_array **out, tsr_array *a, tsr_array *b, tsr_stream *s);
 TSR_API tsr_status tsr_less(tsr_array **out, tsr_array *a, tsr_array *b, tsr_stream *s);
@@ -100,7 +108,9 @@ TSR_API tsr_status tsr_greater_equal(tsr_array **out, tsr_array *a, tsr_array *b
 /* cond ? a : b, all three broadcast; cond of any dtype (nonzero = true). */
 TSR_API tsr_status tsr_where(tsr_array **out, tsr_array *cond, tsr_array *a, tsr_array *b,
                              tsr_stream *s);
-/* Unary ops keep float dtypes; integer inputs give float32 (negative and abs keep them). */
+/* Unary ops keep float dtypes; integer and bool inputs give float32, except negative and abs,
+   which keep the dtype (unsigned negative wraps; abs of the most negative value is itself; bool
+   stays as it is). */
 TSR_API tsr_status tsr_negative(tsr_array **out, tsr_array *x, tsr_stream *s);
 TSR_API tsr_status tsr_abs(tsr_array **out, tsr_array *x, tsr_stream *s);
 TSR_API tsr_status tsr_exp(tsr_array **out, tsr_array *x, tsr_stream *s);
@@ -112,11 +122,12 @@ TSR_API tsr_status tsr_sigmoid(tsr_array **out, tsr_array *x, tsr_stream *s);
 TSR_API tsr_status tsr_silu(tsr_array **out, tsr_array *x, tsr_stream *s);
 TSR_API tsr_status tsr_tanh(tsr_array **out, tsr_array *x, tsr_stream *s);
 
-/* ---- reductions (axes NULL with naxes 0: all axes; negative axes count from the end) -------- */
-/* Sum and mean of float16/bfloat16 accumulate in float32 and return the input dtype; integer and
-   bool sums return int64 (wrapping); the mean of integers is float32; max and min keep the dtype
-   (NaN propagates). A reduction over a zero-size axis: sum 0, mean NaN, max/min/argmax
-   TSR_ERR_INVALID at construction. */
+/* ---- reductions (naxes 0: all axes; negative axes count from the end; duplicates invalid) --- */
+/* Float sums and means accumulate in float64 and round once to the input's float dtype (so the
+   result does not depend on layout or order); integer and bool sums return int64 (wrapping); the
+   mean of integers is float32; max and min keep the dtype (NaN propagates; bool max is or, min
+   is and). Over a zero-size axis: sum 0, mean NaN; max/min/argmax are TSR_ERR_INVALID at
+   construction when the output has elements (NumPy's rule). */
 TSR_API tsr_status tsr_sum(tsr_array **out, tsr_array *a, const int *axes, int naxes, bool keepdims,
                            tsr_stream *s);
 TSR_API tsr_status tsr_mean(tsr_array **out, tsr_array *a, const int *axes, int naxes,
@@ -128,47 +139,54 @@ TSR_API tsr_status tsr_min(tsr_array **out, tsr_array *a, const int *axes, int n
 /* int32 index of the first maximum (NaN counts as the maximum). */
 TSR_API tsr_status tsr_argmax(tsr_array **out, tsr_array *a, int axis, bool keepdims,
                               tsr_stream *s);
-/* Running sum along axis; reverse runs from the end; exclusive starts from 0. */
+/* Running sum along axis (float64 inside); reverse runs from the end; exclusive starts from 0.
+   Float dtypes are kept; integer and bool inputs give int64. */
 TSR_API tsr_status tsr_cumsum(tsr_array **out, tsr_array *a, int axis, bool reverse, bool inclusive,
                               tsr_stream *s);
 /* int32 indices that sort along axis, ascending, stable. */
 TSR_API tsr_status tsr_argsort(tsr_array **out, tsr_array *a, int axis, tsr_stream *s);
-/* int32 indices such that the kth is where a full sort puts it, smaller ones before, larger after
-   (each side in any order). */
+/* int32 indices such that the kth (negative counts from the end) is where a full sort puts it,
+   smaller ones before, larger after (each side in any order). NaN sorts last. */
 TSR_API tsr_status tsr_argpartition(tsr_array **out, tsr_array *a, int kth, int axis,
                                     tsr_stream *s);
-/* The k largest along axis: values and int32 indices, in any order. */
+/* The k largest along axis: values and int32 indices, in any order (today: largest first, ties to
+   the lower index). Values are take_along_axis of the indices: evaluating both selects once. */
 TSR_API tsr_status tsr_topk(tsr_array **values, tsr_array **indices, tsr_array *a, int k, int axis,
                             tsr_stream *s);
 
 /* ---- transformer blocks ---------------------------------------------------------------------- */
 /* Batched matrix product with broadcasting batch axes (1-D operands as NumPy promotes them);
    float16/bfloat16/integer inputs are converted, float32 accumulation (OpenBLAS sgemm); the
-   result has the promoted float dtype. */
+   result has the promoted float dtype. bool operands and M, N or K above 2^31-1 are invalid. */
 TSR_API tsr_status tsr_matmul(tsr_array **out, tsr_array *a, tsr_array *b, tsr_stream *s);
-/* Softmax over axis, max-subtracted, in float32; the input's float dtype out. */
+/* Softmax over axis, max-subtracted, in float32; the input's float dtype out (integer input is
+   invalid). A NaN makes its whole line NaN; an all -inf line is NaN (0/0), as in NumPy. */
 TSR_API tsr_status tsr_softmax(tsr_array **out, tsr_array *x, int axis, tsr_stream *s);
-/* x * rsqrt(mean(x^2 over the last axis) + eps) * weight (weight NULL = 1), float32 inside. */
+/* x * rsqrt(mean(x^2 over the last axis) + eps) * weight, float32 inside, rounded once; weight
+   NULL = 1, else [D] or any shape that broadcasts to x without widening it; eps finite, >= 0. */
 TSR_API tsr_status tsr_rms_norm(tsr_array **out, tsr_array *x, tsr_array *weight, float eps,
                                 tsr_stream *s);
 /* Rotary embedding over the first `dims` entries (even, <= D) of the last axis of x [..., T, D],
    position of row t = offset + t; traditional = interleaved pairs (2i, 2i+1), else half-split
-   (i, i + dims/2); angle = position * base^(-2i/dims), computed in float32. */
+   (i, i + dims/2); angle = position * base^(-2i/dims), computed in float32. dims even in
+   [2, D], base finite and > 0, offset >= 0. */
 TSR_API tsr_status tsr_rope(tsr_array **out, tsr_array *x, int dims, bool traditional, float base,
                             int64_t offset, tsr_stream *s);
 /* Attention: q [B, Hq, Tq, D], k and v [B, Hkv, Tk, D], Hq a multiple of Hkv (query head h reads
    kv head h / (Hq/Hkv)); causal masks key j for query i when j > i + (Tk - Tq); softmax in
-   float32; the output [B, Hq, Tq, D] has q's dtype. */
+   float32; the output [B, Hq, Tq, D] has q's dtype. causal with Tk < Tq is invalid (a query row
+   would see no key); non-causal with Tk = 0 gives zeros. */
 TSR_API tsr_status tsr_sdpa(tsr_array **out, tsr_array *q, tsr_array *k, tsr_array *v, float scale,
                             bool causal, tsr_stream *s);
 
 /* ---- random numbers: counter-based (Philox-4x32-10), so element i of a draw depends only on
    (seed, i): the same numbers on every run and every thread count. ------------------------------
  */
-/* Uniform in [low, high). */
+/* Uniform in [low, high), high excluded after rounding to dtype. Float dtypes only; finite
+   parameters; at least one dtype value in [low, high). */
 TSR_API tsr_status tsr_random_uniform(tsr_array **out, const int64_t *shape, int ndim, double low,
                                       double high, tsr_dtype dtype, uint64_t seed, tsr_stream *s);
-/* Normal(mean, std) by Box-Muller over the same counters. */
+/* Normal(mean, std) by Box-Muller over the same counters (std >= 0, float dtypes). */
 TSR_API tsr_status tsr_random_normal(tsr_array **out, const int64_t *shape, int ndim, double mean,
                                      double std, tsr_dtype dtype, uint64_t seed, tsr_stream *s);
 /* One int32 sample per row of `logits` (unnormalized log-probabilities) along axis (Gumbel-max). */

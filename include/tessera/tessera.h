@@ -9,6 +9,8 @@
  *   memory.h  the backing ledger and the calibration SPI
  *   spi.h     the execution SPI (running outside code serialized with evaluation)
  *   device.h  cached device discovery
+ *   quant.h   quantized formats: quantize, dequantize, quantized matmul, gathered (MoE)
+ *   io.h      .npy files in and out
  */
 #ifndef TESSERA_TESSERA_H
 #define TESSERA_TESSERA_H
@@ -23,5 +25,7 @@
 #include "tessera/memory.h"
 #include "tessera/spi.h"
 #include "tessera/device.h"
+#include "tessera/quant.h"
+#include "tessera/io.h"
 
 #endif /* TESSERA_TESSERA_H */

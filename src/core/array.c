@@ -63,6 +63,7 @@ void tsri_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides) {
 }
 
 bool tsri_array_is_contiguous(const tsr_array *a) {
+  if (a->size == 0) return true; /* no element to be out of place */
   int64_t expected = 1;
   for (int i = a->ndim - 1; i >= 0; i--) {
     if (a->shape[i] != 1 && a->strides[i] != expected) return false;

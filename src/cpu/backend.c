@@ -23,6 +23,8 @@ static void fill_table(void) {
   tsri_cpu_register_matmul(k);
   tsri_cpu_register_nn(k);
   tsri_cpu_register_random(k);
+  tsri_cpu_register_quant(k);
+  tsri_cpu_register_qmm(k);
 }
 
 const tsri_backend *tsri_cpu_backend(void) {

@@ -30,4 +30,6 @@ static tsr_status cpu_copy(tsr_array *node) {
   return TSR_OK;
 }
 
-void tsri_cpu_register_copy(tsri_kernel_fn *table) { table[TSRI_PRIM_COPY] = cpu_copy; }
+void tsri_cpu_register_copy(tsri_kernel_fn *table) {
+  table[TSRI_PRIM_COPY] = cpu_copy;
+}

@@ -16,5 +16,7 @@ void tsri_cpu_register_sort(tsri_kernel_fn *table);     /* cpu/sort.c */
 void tsri_cpu_register_matmul(tsri_kernel_fn *table);   /* cpu/matmul.c */
 void tsri_cpu_register_nn(tsri_kernel_fn *table);       /* cpu/nn.c */
 void tsri_cpu_register_random(tsri_kernel_fn *table);   /* cpu/random.c */
+void tsri_cpu_register_quant(tsri_kernel_fn *table);    /* cpu/quant.c */
+void tsri_cpu_register_qmm(tsri_kernel_fn *table);      /* cpu/qmm.c */
 
 #endif

@@ -13,6 +13,21 @@
 #define AS_FLOAT(v) ((float)(v))
 #define AS_INT64(v) ((int64_t)(v))
 
+/* Float to int64 truncating toward zero, NaN to 0 and saturating, as tsr_astype does: a plain
+   cast is undefined outside the range. */
+static int64_t float_to_i64(float v) {
+  if (v != v) return 0;
+  if (v >= 0x1p63f) return INT64_MAX;
+  if (v < -0x1p63f) return INT64_MIN;
+  return (int64_t)v;
+}
+static int64_t f16_to_i64(uint16_t h) {
+  return float_to_i64(tsri_f16_to_f32(h));
+}
+static int64_t bf16_to_i64(uint16_t b) {
+  return float_to_i64(tsri_bf16_to_f32(b));
+}
+
 void tsri_cpu_load_f32(const void *base, tsr_dtype dtype, int64_t stride, int64_t n, float *dst) {
   switch (dtype) {
     case TSR_BOOL:
@@ -66,13 +81,13 @@ void tsri_cpu_load_i64(const void *base, tsr_dtype dtype, int64_t stride, int64_
       LOAD_ROW(int64_t, AS_INT64);
       break;
     case TSR_FLOAT16:
-      LOAD_ROW(uint16_t, (int64_t)tsri_f16_to_f32);
+      LOAD_ROW(uint16_t, f16_to_i64);
       break;
     case TSR_BFLOAT16:
-      LOAD_ROW(uint16_t, (int64_t)tsri_bf16_to_f32);
+      LOAD_ROW(uint16_t, bf16_to_i64);
       break;
     case TSR_FLOAT32:
-      LOAD_ROW(float, AS_INT64);
+      LOAD_ROW(float, float_to_i64);
       break;
   }
 }

@@ -1,0 +1,119 @@
+/* cpu/attention.c — the sdpa kernel: for each (batch, query head, block of query rows) the scores
+ * S = scale * Q K^T and the output O = P V go through OpenBLAS sgemm (operands in place or
+ * gathered to float32, cpu/gemm.h), with a float32 softmax between them; the causal mask is a
+ * row length, not an added -inf. Not a fused (flash) kernel: a block's scores are materialized,
+ * at most QUERY_BLOCK x Tk floats. */
+#include "cpu/attention.h"
+
+#include <string.h>
+
+#include "cpu/gemm.h"
+#include "cpu/rows.h"
+#include "ops/nn.h"
+
+#define QUERY_BLOCK 64
+
+typedef struct {
+  const tsr_array *q, *k, *v;
+  tsr_array *out;
+  int64_t hq, hkv, tq, tk, d;
+  float scale;
+  bool causal;
+  tsri_gemm_operand q_op, k_op, v_op;
+  tsri_buffer *scores; /* QUERY_BLOCK x Tk float32 */
+  tsri_buffer *o;      /* QUERY_BLOCK x D float32, when the output is not float32 */
+} sdpa_plan;
+
+/* Keys a query row may see: all, or under the causal mask those j <= i + (Tk - Tq). */
+static int64_t visible_keys(const sdpa_plan *p, int64_t query) {
+  if (!p->causal) return p->tk;
+  int64_t last = query + p->tk - p->tq + 1;
+  return last < p->tk ? last : p->tk;
+}
+
+/* Query rows [first, first + rows) of head h in batch b; k_op and v_op already point at the kv
+ * head this query head reads. */
+static void attend_block(sdpa_plan *p, int64_t b, int64_t h, int64_t first, int64_t rows) {
+  const tsr_array *q = p->q;
+  tsri_gemm_operand_at(
+      &p->q_op, q->offset + b * q->strides[0] + h * q->strides[1] + first * q->strides[2], rows);
+  int64_t keys = visible_keys(p, first + rows - 1); /* the block's widest row */
+  float *scores = (float *)p->scores->data;
+  tsri_gemm(&p->q_op, &p->k_op, true, rows, keys, p->d, p->scale, 0.0f, scores, keys);
+  for (int64_t r = 0; r < rows; r++) {
+    float *row = scores + r * keys;
+    int64_t visible = visible_keys(p, first + r);
+    tsri_cpu_softmax_row_f32(row, row, visible);
+    memset(row + visible, 0, (size_t)(keys - visible) * sizeof *row);
+  }
+  int64_t out_offset = ((b * p->hq + h) * p->tq + first) * p->d;
+  float *o = p->o ? (float *)p->o->data : (float *)p->out->buffer->data + out_offset;
+  tsri_gemm_operand probabilities = {.data = scores, .ld = (int)keys};
+  tsri_gemm(&probabilities, &p->v_op, false, rows, p->d, keys, 1.0f, 0.0f, o, p->d);
+  if (p->o) {
+    size_t element = tsr_dtype_size(p->out->dtype);
+    tsri_cpu_store_f32((unsigned char *)p->out->buffer->data + out_offset * (int64_t)element,
+                       p->out->dtype, rows * p->d, o);
+  }
+}
+
+static void run_sdpa(sdpa_plan *p, int64_t batches) {
+  const tsr_array *k = p->k, *v = p->v;
+  int64_t group = p->hq / p->hkv; /* query heads per kv head */
+  for (int64_t b = 0; b < batches; b++) {
+    for (int64_t g = 0; g < p->hkv; g++) {
+      tsri_gemm_operand_at(&p->k_op, k->offset + b * k->strides[0] + g * k->strides[1], p->tk);
+      tsri_gemm_operand_at(&p->v_op, v->offset + b * v->strides[0] + g * v->strides[1], p->tk);
+      for (int64_t h = g * group; h < (g + 1) * group; h++) {
+        for (int64_t first = 0; first < p->tq; first += QUERY_BLOCK) {
+          int64_t rows = p->tq - first < QUERY_BLOCK ? p->tq - first : QUERY_BLOCK;
+          attend_block(p, b, h, first, rows);
+        }
+      }
+    }
+  }
+}
+
+static tsr_status plan_scratch(sdpa_plan *p) {
+  const tsr_array *q = p->q, *k = p->k, *v = p->v;
+  int64_t block = p->tq < QUERY_BLOCK ? p->tq : QUERY_BLOCK;
+  tsr_status status =
+      tsri_gemm_operand_init(&p->q_op, q, block, p->d, q->strides[2], q->strides[3]);
+  if (status == TSR_OK)
+    status = tsri_gemm_operand_init(&p->k_op, k, p->tk, p->d, k->strides[2], k->strides[3]);
+  if (status == TSR_OK)
+    status = tsri_gemm_operand_init(&p->v_op, v, p->tk, p->d, v->strides[2], v->strides[3]);
+  if (status == TSR_OK) status = tsri_cpu_scratch(p->out->device, block * p->tk, &p->scores);
+  if (status == TSR_OK && p->out->dtype != TSR_FLOAT32)
+    status = tsri_cpu_scratch(p->out->device, block * p->d, &p->o);
+  return status;
+}
+
+tsr_status tsri_cpu_sdpa(tsr_array *node) {
+  tsr_status status = tsri_node_alloc(node);
+  if (status != TSR_OK || node->size == 0) return status;
+  const tsri_sdpa_params *params = TSRI_PARAMS(node, tsri_sdpa_params);
+  sdpa_plan p = {.q = node->inputs[0],
+                 .k = node->inputs[1],
+                 .v = node->inputs[2],
+                 .out = node,
+                 .hq = node->shape[1],
+                 .hkv = node->inputs[1]->shape[1],
+                 .tq = node->shape[2],
+                 .tk = node->inputs[1]->shape[2],
+                 .d = node->shape[3],
+                 .scale = params->scale,
+                 .causal = params->causal};
+  if (p.tk == 0) { /* no keys (never causal: ops/nn.c rejects Tk < Tq): an empty sum, zeros */
+    memset(node->buffer->data, 0, (size_t)node->size * tsr_dtype_size(node->dtype));
+    return TSR_OK;
+  }
+  status = plan_scratch(&p);
+  if (status == TSR_OK) run_sdpa(&p, node->shape[0]);
+  tsri_buffer_release(p.o);
+  tsri_buffer_release(p.scores);
+  tsri_gemm_operand_free(&p.v_op);
+  tsri_gemm_operand_free(&p.k_op);
+  tsri_gemm_operand_free(&p.q_op);
+  return status;
+}

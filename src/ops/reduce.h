@@ -1,0 +1,22 @@
+/* ops/reduce.h — the parameters of the reduction nodes (ops/reduce.c), read back by their kernels
+ * (cpu/reduce.c), and the axis checks that the reduction, sort and random ops share. No kernels. */
+#ifndef TSR_OPS_REDUCE_H
+#define TSR_OPS_REDUCE_H
+
+#include "core/array.h"
+
+/* sum, mean, max, min and argmax: which input axes are reduced (argmax: exactly one). */
+typedef struct {
+  bool reduced[TSR_MAX_NDIM];
+  bool keepdims;
+} tsri_reduce_params;
+TSRI_PARAMS_FIT(tsri_reduce_params);
+
+/* `axis` of `a` counted from the end when negative, checked and returned in [0, ndim);
+ * TSR_ERR_INVALID "what: axis 3 out of range for a 2-d array [4, 5]" otherwise. */
+tsr_status tsri_axis_check(const char *what, const tsr_array *a, int axis, int *normalized);
+
+/* Index outputs are int32: TSR_ERR_INVALID when axis `axis` of `a` is longer than that holds. */
+tsr_status tsri_int32_index_check(const char *what, const tsr_array *a, int axis);
+
+#endif
