@@ -40,8 +40,8 @@ TSR_API tsr_status tsr_quantize(tsr_array **w_q, tsr_array **scales, tsr_array *
                                 tsr_stream *s);
 /* The inverse: [..., R, K] of `dtype` (a float dtype). */
 TSR_API tsr_status tsr_dequantize(tsr_array **out, tsr_array *w_q, tsr_array *scales,
-                                  tsr_array *biases, int group_size, int bits,
-                                  tsr_quant_mode mode, tsr_dtype dtype, tsr_stream *s);
+                                  tsr_array *biases, int group_size, int bits, tsr_quant_mode mode,
+                                  tsr_dtype dtype, tsr_stream *s);
 /* x [..., M, K] (or 1-D [K]) float: x @ dequantize(w).T (transpose) or x @ dequantize(w); batch
    axes broadcast when both x and w have them. Output dtype: x's (affine: promoted with the
    scales' dtype). Float32 accumulation for every dtype. */
@@ -53,15 +53,13 @@ TSR_API tsr_status tsr_quantized_matmul(tsr_array **out, tsr_array *x, tsr_array
    dequantize multiplies by g/2688. quantized_matmul takes no global scale: scale its output. */
 TSR_API tsr_status tsr_quantize_nvfp4_scaled(tsr_array **w_q, tsr_array **scales, tsr_array *w,
                                              float global_scale, tsr_stream *s);
-TSR_API tsr_status tsr_dequantize_nvfp4_scaled(tsr_array **out, tsr_array *w_q,
-                                               tsr_array *scales, float global_scale,
-                                               tsr_dtype dtype, tsr_stream *s);
+TSR_API tsr_status tsr_dequantize_nvfp4_scaled(tsr_array **out, tsr_array *w_q, tsr_array *scales,
+                                               float global_scale, tsr_dtype dtype, tsr_stream *s);
 /* Gathered (MoE) quantized matmul: lhs_indices pick x's batch entries, rhs_indices w's (flat
    indices over the batch axes; NULL = all, in order); the output is broadcast(lhs, rhs).shape +
    [M, N]. sorted_indices promises rhs_indices are sorted (a hint, never trusted for bounds). */
-TSR_API tsr_status tsr_gather_qmm(tsr_array **out, tsr_array *x, tsr_array *w_q,
-                                  tsr_array *scales, tsr_array *biases,
-                                  tsr_array *lhs_indices /* or NULL */,
+TSR_API tsr_status tsr_gather_qmm(tsr_array **out, tsr_array *x, tsr_array *w_q, tsr_array *scales,
+                                  tsr_array *biases, tsr_array *lhs_indices /* or NULL */,
                                   tsr_array *rhs_indices /* or NULL */, bool transpose,
                                   int group_size, int bits, tsr_quant_mode mode,
                                   bool sorted_indices, tsr_stream *s);
