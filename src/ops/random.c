@@ -9,6 +9,7 @@
 #include "base/dtype.h"
 #include "base/half.h"
 #include "base/status.h"
+#include "ops/layout.h"
 #include "ops/reduce.h"
 #include "tessera/ops.h"
 
@@ -115,7 +116,7 @@ tsr_status tsr_random_categorical(tsr_array **out, tsr_array *logits, int axis, 
     return tsri_error(TSR_ERR_INVALID, "%s: logits are %s, not a float dtype", what,
                       tsr_dtype_name(logits->dtype));
   tsri_random_params params = {.seed = seed};
-  tsr_status status = tsri_axis_check(what, logits, axis, &params.axis);
+  tsr_status status = tsri_axis_resolve(what, axis, logits, &params.axis);
   if (status == TSR_OK) status = tsri_int32_index_check(what, logits, params.axis);
   if (status != TSR_OK) return status;
   int64_t shape[TSR_MAX_NDIM], rows = 1;

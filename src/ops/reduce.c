@@ -7,18 +7,8 @@
 
 #include "base/dtype.h"
 #include "base/status.h"
+#include "ops/layout.h"
 #include "tessera/ops.h"
-
-tsr_status tsri_axis_check(const char *what, const tsr_array *a, int axis, int *normalized) {
-  int resolved = axis < 0 ? axis + a->ndim : axis;
-  if (resolved < 0 || resolved >= a->ndim) {
-    char shape[200];
-    return tsri_error(TSR_ERR_INVALID, "%s: axis %d out of range for a %d-d array %s", what, axis,
-                      a->ndim, tsri_shape_str(a->shape, a->ndim, shape, sizeof shape));
-  }
-  *normalized = resolved;
-  return TSR_OK;
-}
 
 tsr_status tsri_int32_index_check(const char *what, const tsr_array *a, int axis) {
   if (a->shape[axis] <= INT32_MAX) return TSR_OK;
@@ -46,7 +36,7 @@ static tsr_status mark_axes(const char *what, const tsr_array *a, const int *axe
     reduced[d] = naxes == 0;
   for (int i = 0; i < naxes; i++) {
     int axis = 0;
-    tsr_status status = tsri_axis_check(what, a, axes[i], &axis);
+    tsr_status status = tsri_axis_resolve(what, axes[i], a, &axis);
     if (status != TSR_OK) return status;
     if (reduced[axis]) {
       char list[200], shape[200];
@@ -143,7 +133,7 @@ tsr_status tsr_argmax(tsr_array **out, tsr_array *a, int axis, bool keepdims, ts
   const char *what = "argmax";
   if (!out || !a) return tsri_error(TSR_ERR_INVALID, "%s: %s is NULL", what, !out ? "out" : "a");
   int resolved = 0;
-  tsr_status status = tsri_axis_check(what, a, axis, &resolved);
+  tsr_status status = tsri_axis_resolve(what, axis, a, &resolved);
   if (status == TSR_OK) status = tsri_int32_index_check(what, a, resolved);
   if (status != TSR_OK) return status;
   tsri_reduce_params params = {.keepdims = keepdims};

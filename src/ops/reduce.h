@@ -13,8 +13,6 @@ typedef struct {
 TSRI_PARAMS_FIT(tsri_reduce_params);
 
 /* `axis` of `a` counted from the end when negative, checked and returned in [0, ndim);
- * TSR_ERR_INVALID "what: axis 3 out of range for a 2-d array [4, 5]" otherwise. */
-tsr_status tsri_axis_check(const char *what, const tsr_array *a, int axis, int *normalized);
 
 /* Index outputs are int32: TSR_ERR_INVALID when axis `axis` of `a` is longer than that holds. */
 tsr_status tsri_int32_index_check(const char *what, const tsr_array *a, int axis);

@@ -8,6 +8,7 @@
 
 #include "base/dtype.h"
 #include "base/status.h"
+#include "ops/layout.h"
 #include "ops/reduce.h"
 #include "tessera/ops.h"
 
@@ -15,7 +16,7 @@
 static tsr_status check_args(const char *what, tsr_array **out, tsr_array *a, int axis,
                              int *resolved) {
   if (!out || !a) return tsri_error(TSR_ERR_INVALID, "%s: %s is NULL", what, !out ? "out" : "a");
-  return tsri_axis_check(what, a, axis, resolved);
+  return tsri_axis_resolve(what, axis, a, resolved);
 }
 
 tsr_status tsr_cumsum(tsr_array **out, tsr_array *a, int axis, bool reverse, bool inclusive,
@@ -74,7 +75,7 @@ tsr_status tsr_topk(tsr_array **values, tsr_array **indices, tsr_array *a, int k
                       : !indices ? "indices"
                                  : "a");
   tsri_sort_params params = {.kth = k};
-  tsr_status status = tsri_axis_check(what, a, axis, &params.axis);
+  tsr_status status = tsri_axis_resolve(what, axis, a, &params.axis);
   if (status == TSR_OK) status = tsri_int32_index_check(what, a, params.axis);
   if (status != TSR_OK) return status;
   int64_t n = a->shape[params.axis];
