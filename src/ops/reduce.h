@@ -12,8 +12,6 @@ typedef struct {
 } tsri_reduce_params;
 TSRI_PARAMS_FIT(tsri_reduce_params);
 
-/* `axis` of `a` counted from the end when negative, checked and returned in [0, ndim);
-
 /* Index outputs are int32: TSR_ERR_INVALID when axis `axis` of `a` is longer than that holds. */
 tsr_status tsri_int32_index_check(const char *what, const tsr_array *a, int axis);
 
