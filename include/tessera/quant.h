@@ -15,6 +15,12 @@
  * NULL. `transpose` true computes x @ dequantize(w).T with w of logical shape [N, K] (groups
  * along K); false computes x @ dequantize(w) with w of logical shape [K, N] (groups along N).
  * Every argument is validated when the op is built (TSR_ERR_INVALID naming the values).
+ *
+ * Quantize is bit for bit mlx-cpu 0.32.4 on finite input. Where MLX is undefined, tessera's rule:
+ * NaN never spreads (group min/max/amax skip it; a NaN element gets the code 0.0 would get), and
+ * ±Inf saturates (it counts as the largest finite value of its sign in w's dtype; in fp modes it
+ * gets the largest code of its sign). Decoding: E4M3 0x7F/0xFF are NaN, E8M0 0 is 2^-127 and 255
+ * is +Inf (docs/quant-rules.md).
  */
 #ifndef TESSERA_QUANT_H
 #define TESSERA_QUANT_H
