@@ -15,6 +15,13 @@ const tsri_backend *tsri_backend_for(tsr_device_type type) {
   return (unsigned)type < 2 ? backends[type] : NULL;
 }
 
+void tsri_backends_shutdown(void) {
+  for (int type = 0; type < 2; type++) {
+    const tsri_backend *backend = tsri_backend_for((tsr_device_type)type);
+    if (backend && backend->shutdown) backend->shutdown();
+  }
+}
+
 const char *tsri_primitive_name(tsri_primitive p) {
   static const char *const names[] = {
 #define TSRI_PRIMITIVE_NAME(e, name) name,

@@ -14,11 +14,15 @@ typedef tsr_status (*tsri_kernel_fn)(tsr_array *node);
 typedef struct {
   const char *name;
   tsri_kernel_fn kernels[TSRI_PRIM_COUNT];
+  void (*shutdown)(
+      void); /* releases the backend's own threads and state (tsr_shutdown); may be NULL */
 } tsri_backend;
 
 /* The backend for a device type, or NULL when this build has none. */
 const tsri_backend *tsri_backend_for(tsr_device_type type);
 void tsri_backend_register(tsr_device_type type, const tsri_backend *backend);
+/* Calls every registered backend's shutdown (tsr_shutdown, after the streams have stopped). */
+void tsri_backends_shutdown(void);
 /* Defined in src/backends.c: registers every backend this build has. Called once. */
 void tsri_register_backends(void);
 

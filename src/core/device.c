@@ -87,6 +87,7 @@ tsr_status tsr_set_default_device(tsr_device d) {
 }
 
 void tsr_shutdown(void) {
-  tsri_streams_shutdown(); /* first: workers may still release buffers into the cache */
+  tsri_streams_shutdown();  /* first: workers may still release buffers into the cache */
+  tsri_backends_shutdown(); /* then the kernels' own threads (the CPU's parallel-for pool) */
   tsri_memory_shutdown();
 }

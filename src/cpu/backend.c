@@ -6,8 +6,9 @@
 #include <pthread.h>
 
 #include "cpu/kernels.h"
+#include "cpu/parallel.h"
 
-static tsri_backend cpu_backend = {.name = "cpu"};
+static tsri_backend cpu_backend = {.name = "cpu", .shutdown = tsri_parallel_shutdown};
 static pthread_once_t cpu_backend_once = PTHREAD_ONCE_INIT;
 
 static void fill_table(void) {
