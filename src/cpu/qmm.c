@@ -16,6 +16,7 @@
 #include "cpu/gemm.h"
 #include "cpu/kernels.h"
 #include "cpu/layout.h"
+#include "cpu/qmm_fast.h"
 #include "cpu/rows.h"
 #include "cpu/strided.h"
 #include "ops/quant_matmul.h"
@@ -152,9 +153,10 @@ tsri_qmm_kernel tsri_qmm_reference_kernel(bool transpose, int mode) {
 }
 
 tsri_qmm_kernel tsri_qmm_choose_kernel(const tsri_qmm_problem *p) {
-  /* Fast paths (cpu/qmm_fast.c) go here, each as
-       if (tsri_qmm_fast_<case>_accepts(p)) return tsri_qmm_fast_<case>;
-     in order of preference; whatever none accepts runs the reference. */
+  /* The fast paths (cpu/qmm_fast.c: fused qmv for small M, dequantized tiles + sgemm otherwise,
+     in the widest ISA the CPU has) take every valid problem; TSR_CPU_ISA=scalar still runs them
+     in portable C. The reference stays for what they decline. */
+  if (tsri_qmm_fast_accepts(p)) return tsri_qmm_fast;
   return tsri_qmm_reference_kernel(p->transpose, p->mode);
 }
 

@@ -1,0 +1,35 @@
+/* cpu/qmm_fast.h — the fast CPU paths of one quantized matrix product (cpu/qmm.h's
+ * tsri_qmm_problem), for tsri_qmm_choose_kernel to pick: a fused dequantize-dot (qmv) across the
+ * cores for decode-sized M with transpose, and otherwise dequantized float32 tiles of the weights
+ * handed to cblas_sgemm. Each in AVX-512, AVX2+FMA or portable C, chosen once per process from
+ * the CPU (base/discovery.h) and capped by TSR_CPU_ISA. Not the node-level driver (cpu/qmm.c).
+ *
+ * Results agree with the reference kernel within cpu/qmm.h's bound: every weight is dequantized
+ * exactly as the reference does it; only the order of the float32 sum over K differs.
+ *
+ * Environment (read once per process, on first use):
+ *   TSR_CPU_ISA      avx512 | avx2 | scalar — the widest instruction set the fast paths may use
+ *                    (default: the widest the CPU has); a value the CPU lacks falls back to the
+ *                    next narrower one, with a warning.
+ *   TSR_NUM_THREADS  threads per product, the calling thread included (cpu/parallel.h).
+ */
+#ifndef TSR_CPU_QMM_FAST_H
+#define TSR_CPU_QMM_FAST_H
+
+#include <stdbool.h>
+
+#include "cpu/qmm.h"
+
+/* Whether tsri_qmm_fast runs p: every problem of a valid mode, group size and bits with
+   M, N, K > 0. Any thread. */
+bool tsri_qmm_fast_accepts(const tsri_qmm_problem *p);
+
+/* Computes p->y as cpu/qmm.h describes, using the pool of cpu/parallel.h (so it may run on several
+   threads; it returns when y is complete). Never fails: when its scratch cannot be had it runs
+   the reference kernel instead. Does not use p->scratch. Any thread, several at once. */
+void tsri_qmm_fast(const tsri_qmm_problem *p);
+
+/* "avx512", "avx2" or "scalar": the instruction set the fast paths use in this process. */
+const char *tsri_qmm_fast_isa_name(void);
+
+#endif

@@ -1,0 +1,351 @@
+/* tests/quant/test_qmm_fast.c — tsr_quantized_matmul across the CPU's dispatch: every mode x bits
+ * x group size, M on both sides of every qmv/tiled threshold (1 .. 129), N and K not multiples
+ * of any tile, both transposes, against a float64 product of the weights decoded here from the
+ * packed bits (random codes, scales and biases built directly, no quantize). The same checks run
+ * again in child processes with TSR_CPU_ISA=scalar and =avx2 (the portable and AVX2 paths, which
+ * the CPU would not otherwise take) and with TSR_NUM_THREADS=3; then two products evaluated at
+ * once on two streams (one finds the worker pool busy and runs on its own thread).
+ *
+ * Tolerance per output element (float32 accumulation of K products, any order, each weight
+ * dequantized exactly in float32 — cpu/qmm.h): |y - ref| <= gamma_K * sum_k |x_k w_k| with
+ * gamma_K = K u / (1 - K u), u = 2^-24 (Higham, Accuracy and Stability, 3.1), plus K * 2^-149
+ * for products that underflow. Where ref is NaN (a NaN weight, or 0 * an Inf scale) y must be
+ * NaN; where it is +-Inf (an Inf scale, no NaN) y must be the same infinity. */
+#include <math.h>
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+
+typedef struct {
+  tsr_quant_mode mode;
+  int bits, group_size;
+  tsr_dtype scale_dtype;
+} format;
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+static uint32_t next_u32(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (uint32_t)(rng >> 16);
+}
+static float uniform(void) { /* [-1, 1) */
+  return (float)((double)(next_u32() & 0xffffff) * 0x1p-23 - 1.0);
+}
+
+/* ---- the oracle: decoding written from quant-spec.md, bit by bit -------------------------- */
+
+static uint32_t code_at(const uint32_t *row, int64_t i, int bits) {
+  uint32_t code = 0;
+  for (int b = 0; b < bits; b++) {
+    int64_t bit = i * bits + b;
+    code |= ((row[bit / 32] >> (bit % 32)) & 1u) << b;
+  }
+  return code;
+}
+
+static double e2m1(uint32_t code) {
+  static const double magnitude[8] = {0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0};
+  return (code & 8u) ? -magnitude[code & 7u] : magnitude[code & 7u];
+}
+
+static double e4m3(uint32_t code) {
+  if ((code & 0x7fu) == 0x7fu) return NAN;
+  int e = (int)((code >> 3) & 15u), m = (int)(code & 7u);
+  double v = e == 0 ? ldexp(m, -9) : ldexp(8 + m, e - 10);
+  return (code & 0x80u) ? -v : v;
+}
+
+static double e8m0(uint32_t code) {
+  return code == 255u ? (double)INFINITY : ldexp(1.0, (int)code - 127);
+}
+
+static float stored_float(const void *base, tsr_dtype dtype, int64_t i) {
+  if (dtype == TSR_FLOAT32) return ((const float *)base)[i];
+  uint16_t h = ((const uint16_t *)base)[i];
+  return dtype == TSR_FLOAT16 ? tsr_f16_to_f32(h) : tsr_bf16_to_f32(h);
+}
+
+/* One packed matrix: rows x row_codes codes, groups along the row. */
+typedef struct {
+  format f;
+  int64_t rows, row_codes, words, groups;
+  uint32_t *w_q;
+  void *scales, *biases;
+} packed;
+
+/* v rounded to dtype (nearest even) and widened back. */
+static float round_to(float v, tsr_dtype dtype) {
+  if (dtype == TSR_FLOAT16) return tsr_f16_to_f32(tsr_f32_to_f16(v));
+  if (dtype == TSR_BFLOAT16) return tsr_bf16_to_f32(tsr_f32_to_bf16(v));
+  return v;
+}
+
+/* Weight of code i of row r, as tessera's rule (docs/quant-rules.md "Matmul"): affine
+   T(T(s * q) + b) in the scales' dtype T, each step a float32 operation rounded to T; fp modes
+   value * scale (exact in float32 unless it overflows). */
+static double weight(const packed *p, int64_t r, int64_t i) {
+  uint32_t code = code_at(p->w_q + r * p->words, i, p->f.bits);
+  int64_t g = r * p->groups + i / p->f.group_size;
+  if (p->f.mode == TSR_QUANT_AFFINE) {
+    tsr_dtype t = p->f.scale_dtype;
+    float sq = round_to(stored_float(p->scales, t, g) * (float)code, t);
+    return (double)round_to(sq + stored_float(p->biases, t, g), t);
+  }
+  uint32_t s = ((const uint8_t *)p->scales)[g];
+  double scale = p->f.mode == TSR_QUANT_NVFP4 ? e4m3(s) : e8m0(s);
+  double value = p->f.mode == TSR_QUANT_MXFP8 ? e4m3(code) : e2m1(code);
+  return (double)(float)(value * scale);
+}
+
+/* ---- random operands ------------------------------------------------------------------------ */
+
+/* `special`: plant Inf / NaN scales and NaN elements (else every weight is finite). */
+static void make_packed(packed *p, format f, int64_t rows, int64_t row_codes, bool special) {
+  *p = (packed){f,    rows, row_codes, row_codes * f.bits / 32, row_codes / f.group_size,
+                NULL, NULL, NULL};
+  int64_t words = rows * p->words, groups = rows * p->groups;
+  p->w_q = malloc((size_t)words * 4);
+  CHECK(p->w_q);
+  for (int64_t i = 0; i < words; i++) {
+    uint32_t v = next_u32() ^ (next_u32() << 16);
+    if (f.mode == TSR_QUANT_MXFP8 && !special) /* no NaN elements 0x7F / 0xFF */
+      for (int b = 0; b < 32; b += 8)
+        if (((v >> b) & 0x7fu) == 0x7fu) v ^= 1u << b;
+    p->w_q[i] = v;
+  }
+  if (f.mode == TSR_QUANT_AFFINE) {
+    size_t element = f.scale_dtype == TSR_FLOAT32 ? 4 : 2;
+    p->scales = malloc((size_t)groups * element);
+    p->biases = malloc((size_t)groups * element);
+    CHECK(p->scales && p->biases);
+    for (int64_t i = 0; i < groups; i++) {
+      float s = uniform() * 0x1p-4f, b = uniform();
+      if (element == 4) {
+        ((float *)p->scales)[i] = s;
+        ((float *)p->biases)[i] = b;
+      } else if (f.scale_dtype == TSR_FLOAT16) {
+        ((uint16_t *)p->scales)[i] = tsr_f32_to_f16(s);
+        ((uint16_t *)p->biases)[i] = tsr_f32_to_f16(b);
+      } else {
+        ((uint16_t *)p->scales)[i] = tsr_f32_to_bf16(s);
+        ((uint16_t *)p->biases)[i] = tsr_f32_to_bf16(b);
+      }
+    }
+    return;
+  }
+  uint8_t *s = malloc((size_t)groups);
+  CHECK(s);
+  for (int64_t i = 0; i < groups; i++) {
+    uint32_t r = next_u32();
+    if (f.mode == TSR_QUANT_NVFP4) /* any sign, 2^-9 .. 240, never NaN */
+      s[i] = (uint8_t)((r & 0x80u) | (r % 0x77u));
+    else /* E8M0 2^-9 .. 2^7 */
+      s[i] = (uint8_t)(118u + r % 17u);
+  }
+  if (special) { /* NaN scale (nvfp4) or Inf and 2^-127 scales (MX) in the first rows */
+    s[0] = f.mode == TSR_QUANT_NVFP4 ? 0xffu : 255u;
+    if (groups > 2) s[2] = f.mode == TSR_QUANT_NVFP4 ? 0x7fu : 0u;
+  }
+  p->scales = s;
+}
+
+static void free_packed(packed *p) {
+  free(p->w_q);
+  free(p->scales);
+  free(p->biases);
+}
+
+static tsr_array *array_of(const void *data, tsr_dtype dtype, int64_t rows, int64_t cols) {
+  int64_t shape[2] = {rows, cols};
+  tsr_array *a = NULL;
+  CHECK_OK(tsr_array_from_data(&a, data, dtype, shape, 2));
+  return a;
+}
+
+/* ---- one product --------------------------------------------------------------------------- */
+
+typedef struct {
+  format f;
+  bool transpose, special;
+  int64_t m, n, k;
+} product;
+
+static const char *mode_name(tsr_quant_mode mode) {
+  static const char *const names[] = {"affine", "mxfp4", "mxfp8", "nvfp4"};
+  return names[mode];
+}
+
+/* y (M x N, float32) against the float64 oracle; fails with the case named. */
+static void compare(const product *c, const packed *w, const float *x, const float *y) {
+  double *dense = malloc((size_t)(c->n * c->k) * sizeof *dense); /* [n][k] */
+  CHECK(dense);
+  for (int64_t n = 0; n < c->n; n++)
+    for (int64_t k = 0; k < c->k; k++)
+      dense[n * c->k + k] = c->transpose ? weight(w, n, k) : weight(w, k, n);
+  double gamma = (double)c->k * 0x1p-24 / (1.0 - (double)c->k * 0x1p-24);
+  for (int64_t m = 0; m < c->m; m++)
+    for (int64_t n = 0; n < c->n; n++) {
+      double ref = 0.0, magnitude = 0.0;
+      for (int64_t k = 0; k < c->k; k++) {
+        double term = (double)x[m * c->k + k] * dense[n * c->k + k];
+        ref += term;
+        magnitude += fabs(term);
+      }
+      double got = y[m * c->n + n], bound = gamma * magnitude + (double)c->k * 0x1p-149;
+      bool ok = isnan(ref)   ? isnan(got)
+                : isinf(ref) ? got == ref /* every term's magnitude is finite but one */
+                             : fabs(got - ref) <= bound;
+      if (!ok)
+        CHECK_FAIL_(
+            "%s bits %d group %d scales %s transpose %d M %lld N %lld K %lld%s: y[%lld][%lld] "
+            "= %.9g, float64 %.9g, bound %.3g",
+            mode_name(c->f.mode), c->f.bits, c->f.group_size, tsr_dtype_name(c->f.scale_dtype),
+            c->transpose, (long long)c->m, (long long)c->n, (long long)c->k,
+            c->special ? " (Inf/NaN scales)" : "", (long long)m, (long long)n, got, ref, bound);
+    }
+  free(dense);
+}
+
+/* Builds the operands of c, returns the lazy product in *y (x and w kept for compare). */
+static void build(const product *c, packed *w, float **x, tsr_array **y, tsr_stream *s) {
+  int64_t rows = c->transpose ? c->n : c->k, row_codes = c->transpose ? c->k : c->n;
+  make_packed(w, c->f, rows, row_codes, c->special);
+  *x = malloc((size_t)(c->m * c->k) * sizeof **x);
+  CHECK(*x);
+  for (int64_t i = 0; i < c->m * c->k; i++)
+    (*x)[i] = uniform();
+  tsr_array *xa = array_of(*x, TSR_FLOAT32, c->m, c->k);
+  tsr_array *wa = array_of(w->w_q, TSR_UINT32, rows, w->words);
+  bool affine = c->f.mode == TSR_QUANT_AFFINE;
+  tsr_array *sa = array_of(w->scales, affine ? c->f.scale_dtype : TSR_UINT8, rows, w->groups);
+  tsr_array *ba = affine ? array_of(w->biases, c->f.scale_dtype, rows, w->groups) : NULL;
+  CHECK_OK(tsr_quantized_matmul(y, xa, wa, sa, ba, c->transpose, c->f.group_size, c->f.bits,
+                                c->f.mode, s));
+  tsr_array_release(xa);
+  tsr_array_release(wa);
+  tsr_array_release(sa);
+  tsr_array_release(ba);
+}
+
+static void check_product(const product *c) {
+  packed w;
+  float *x = NULL;
+  tsr_array *ya = NULL;
+  build(c, &w, &x, &ya, NULL);
+  float *y = malloc((size_t)(c->m * c->n) * sizeof *y);
+  CHECK(y);
+  CHECK_OK(tsr_array_read(ya, y, (size_t)(c->m * c->n) * sizeof *y));
+  compare(c, &w, x, y);
+  tsr_array_release(ya);
+  free(y);
+  free(x);
+  free_packed(&w);
+}
+
+/* ---- the cases ----------------------------------------------------------------------------- */
+
+static const format formats[] = {
+    {TSR_QUANT_AFFINE, 2, 32, TSR_FLOAT32},   {TSR_QUANT_AFFINE, 2, 64, TSR_FLOAT16},
+    {TSR_QUANT_AFFINE, 2, 128, TSR_BFLOAT16}, {TSR_QUANT_AFFINE, 3, 32, TSR_FLOAT16},
+    {TSR_QUANT_AFFINE, 3, 64, TSR_BFLOAT16},  {TSR_QUANT_AFFINE, 3, 128, TSR_FLOAT32},
+    {TSR_QUANT_AFFINE, 4, 32, TSR_BFLOAT16},  {TSR_QUANT_AFFINE, 4, 64, TSR_FLOAT32},
+    {TSR_QUANT_AFFINE, 4, 128, TSR_FLOAT16},  {TSR_QUANT_AFFINE, 5, 32, TSR_FLOAT32},
+    {TSR_QUANT_AFFINE, 5, 64, TSR_FLOAT16},   {TSR_QUANT_AFFINE, 5, 128, TSR_BFLOAT16},
+    {TSR_QUANT_AFFINE, 6, 32, TSR_FLOAT16},   {TSR_QUANT_AFFINE, 6, 64, TSR_BFLOAT16},
+    {TSR_QUANT_AFFINE, 6, 128, TSR_FLOAT32},  {TSR_QUANT_AFFINE, 8, 32, TSR_BFLOAT16},
+    {TSR_QUANT_AFFINE, 8, 64, TSR_FLOAT32},   {TSR_QUANT_AFFINE, 8, 128, TSR_FLOAT16},
+    {TSR_QUANT_MXFP4, 4, 32, TSR_UINT8},      {TSR_QUANT_MXFP8, 8, 32, TSR_UINT8},
+    {TSR_QUANT_NVFP4, 4, 16, TSR_UINT8}};
+enum { FORMATS = sizeof formats / sizeof formats[0] };
+
+/* Both sides of every threshold: qmv for M <= 24 (AVX-512; 8 for mxfp8 and 3/5/6 bits), <= 16
+   (AVX2; 8), 1 (portable), in chunks of 8 (AVX-512) or 4 rows; two weight rows at once for
+   M <= 2; the tiled path above. */
+static const int64_t all_ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 24, 25, 33, 64, 65, 129};
+static const int64_t child_ms[] = {1, 2, 3, 5, 8, 9, 16, 17, 65};
+static const int64_t ns[] = {13, 67, 250};
+
+static void run_cases(const int64_t *ms, size_t m_count) {
+  for (int f = 0; f < FORMATS; f++) {
+    int64_t group = formats[f].group_size;
+    for (size_t i = 0; i < m_count; i++) { /* transpose: groups along K */
+      product c = {
+          formats[f], true, false, ms[i], ns[(i + (size_t)f) % 3], group * (i % 2 ? 7 : 3)};
+      check_product(&c);
+    }
+    for (size_t i = 0; i < 3; i++) { /* x @ W, groups along N */
+      product c = {formats[f], false, false, ms[i * (m_count - 1) / 2], group * (i % 2 ? 5 : 3),
+                   ns[i % 2]};
+      check_product(&c);
+    }
+    if (formats[f].mode == TSR_QUANT_AFFINE) continue;
+    product inf_nan[] = {{formats[f], true, true, 1, 67, group * 3},
+                         {formats[f], true, true, 33, 13, group * 7},
+                         {formats[f], false, true, 9, group * 3, 13}};
+    for (size_t i = 0; i < 3; i++)
+      check_product(&inf_nan[i]);
+  }
+}
+
+/* Two products on two streams evaluated together: the stream workers run them at the same time,
+   one of them finding the worker pool busy. */
+static void check_concurrent(void) {
+  tsr_stream *streams[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++)
+    CHECK_OK(tsr_stream_new(&streams[i], (tsr_device){TSR_CPU, 0}));
+  product cases[2] = {{formats[7], true, false, 3, 1024, 1024},
+                      {formats[18], true, false, 64, 512, 1024}};
+  packed w[2];
+  float *x[2];
+  tsr_array *y[2];
+  for (int i = 0; i < 2; i++)
+    build(&cases[i], &w[i], &x[i], &y[i], streams[i]);
+  CHECK_OK(tsr_eval(y, 2));
+  for (int i = 0; i < 2; i++) {
+    float *out = malloc((size_t)(cases[i].m * cases[i].n) * sizeof *out);
+    CHECK(out);
+    CHECK_OK(tsr_array_read(y[i], out, (size_t)(cases[i].m * cases[i].n) * sizeof *out));
+    compare(&cases[i], &w[i], x[i], out);
+    free(out);
+    free(x[i]);
+    free_packed(&w[i]);
+    tsr_array_release(y[i]);
+  }
+  for (int i = 0; i < 2; i++)
+    CHECK_OK(tsr_stream_free(streams[i]));
+}
+
+/* This program again with one environment variable set, running the child cases. */
+static void run_child(const char *name, const char *value) {
+  pid_t pid = fork();
+  CHECK(pid >= 0);
+  if (pid == 0) {
+    setenv(name, value, 1);
+    execl("/proc/self/exe", "test_qmm_fast", "child", (char *)NULL);
+    _exit(127);
+  }
+  int status = 0;
+  CHECK(waitpid(pid, &status, 0) == pid);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    CHECK_FAIL_("child with %s=%s failed (status %d)", name, value, status);
+}
+
+int main(int argc, char **argv) {
+  bool child = argc > 1 && strcmp(argv[1], "child") == 0;
+  if (child) {
+    run_cases(child_ms, sizeof child_ms / sizeof child_ms[0]);
+  } else {
+    run_cases(all_ms, sizeof all_ms / sizeof all_ms[0]);
+    check_concurrent();
+    run_child("TSR_CPU_ISA", "scalar");
+    run_child("TSR_CPU_ISA", "avx2");
+    run_child("TSR_NUM_THREADS", "3");
+  }
+  tsr_memory_clear_cache((tsr_device){TSR_CPU, 0});
+  CHECK_NO_LEAKS();
+  tsr_shutdown();
+  return 0;
+}
