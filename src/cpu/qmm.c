@@ -23,21 +23,10 @@
 
 /* ---- the reference kernels ------------------------------------------------------------------ */
 
-static inline float load_float(const void *base, tsr_dtype dtype, int64_t i) {
-  switch (dtype) {
-    case TSR_FLOAT16:
-      return tsri_f16_to_f32(((const uint16_t *)base)[i]);
-    case TSR_BFLOAT16:
-      return tsri_bf16_to_f32(((const uint16_t *)base)[i]);
-    default:
-      return ((const float *)base)[i];
-  }
-}
-
 /* The scale of group g of a packed row whose scales start at entry `first`, in float32 (exact:
    every scale format widens exactly). */
 static inline float scale_of(const tsri_qmm_problem *p, int64_t first, int64_t g, int mode) {
-  if (mode == TSRI_QF_AFFINE) return load_float(p->scales, p->scale_dtype, first + g);
+  if (mode == TSRI_QF_AFFINE) return tsri_qmm_load_float(p->scales, p->scale_dtype, first + g);
   uint32_t code = ((const uint8_t *)p->scales)[first + g];
   return mode == TSRI_QF_NVFP4 ? tsri_qf_e4m3_decode(code) : tsri_qf_e8m0_decode(code);
 }
@@ -72,7 +61,7 @@ static inline void dequantize_row(const tsri_qmm_problem *p, int64_t row, float 
     float scale = scale_of(p, first, g, mode);
     int64_t begin = g * group_size, end = begin + group_size;
     if (mode == TSRI_QF_AFFINE) {
-      float bias = load_float(p->biases, p->scale_dtype, first + g);
+      float bias = tsri_qmm_load_float(p->biases, p->scale_dtype, first + g);
       affine_group(codes, bits, begin, end, scale, bias, p->scale_dtype, dst);
     } else if (mode == TSRI_QF_MXFP8) {
       for (int64_t i = begin; i < end; i++)

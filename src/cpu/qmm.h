@@ -50,6 +50,18 @@ typedef struct {
 
 typedef void (*tsri_qmm_kernel)(const tsri_qmm_problem *p);
 
+/* Element i of a float32/float16/bfloat16 array (affine scales and biases), widened exactly. */
+static inline float tsri_qmm_load_float(const void *base, tsr_dtype dtype, int64_t i) {
+  switch (dtype) {
+    case TSR_FLOAT16:
+      return tsri_f16_to_f32(((const uint16_t *)base)[i]);
+    case TSR_BFLOAT16:
+      return tsri_bf16_to_f32(((const uint16_t *)base)[i]);
+    default:
+      return ((const float *)base)[i];
+  }
+}
+
 /* v rounded to the affine scales' dtype (nearest even; float32 unchanged). */
 static inline float tsri_qmm_round_to_scale_dtype(float v, tsr_dtype scale_dtype) {
   switch (scale_dtype) {

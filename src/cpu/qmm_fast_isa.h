@@ -53,17 +53,6 @@ static inline int64_t tsri_qmm_row_codes(const tsri_qmm_problem *p) {
   return p->transpose ? p->k : p->n;
 }
 
-static inline float tsri_qmm_load_float(const void *base, tsr_dtype dtype, int64_t i) {
-  switch (dtype) {
-    case TSR_FLOAT16:
-      return tsri_f16_to_f32(((const uint16_t *)base)[i]);
-    case TSR_BFLOAT16:
-      return tsri_bf16_to_f32(((const uint16_t *)base)[i]);
-    default:
-      return ((const float *)base)[i];
-  }
-}
-
 /* Group g's scale of packed row `row`, widened exactly to float32 (E8M0 for mxfp4/mxfp8, E4M3
    for nvfp4, the stored float for affine). */
 static inline float tsri_qmm_scale(const tsri_qmm_problem *p, int64_t row, int64_t g) {

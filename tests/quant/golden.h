@@ -30,11 +30,9 @@ static inline tsr_dtype golden_dtype(const char *name) {
   static const struct {
     const char *name;
     tsr_dtype dtype;
-  } names[] = {{"float32", TSR_FLOAT32},
-               {"float16", TSR_FLOAT16},
-               {"bfloat16", TSR_BFLOAT16},
-               {"uint32", TSR_UINT32},
-               {"uint8", TSR_UINT8}};
+  } names[] = {{"float32", TSR_FLOAT32}, {"float16", TSR_FLOAT16}, {"bfloat16", TSR_BFLOAT16},
+               {"uint32", TSR_UINT32},   {"uint8", TSR_UINT8},     {"int32", TSR_INT32},
+               {"int64", TSR_INT64}};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     if (name && strcmp(name, names[i].name) == 0) return names[i].dtype;
   CHECK_FAIL_("unknown dtype name %s", name ? name : "(null)");

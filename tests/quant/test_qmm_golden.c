@@ -13,9 +13,8 @@
  * indices) is worked out in qmm_ref.h independently of the library. */
 #include <cjson/cJSON.h>
 
+#include "golden.h"
 #include "qmm_ref.h"
-
-#define GOLDEN_DIR TSR_TEST_DATA_DIR "/quant"
 
 typedef struct {
   tsr_array *array;
@@ -24,22 +23,6 @@ typedef struct {
   int ndim;
   int64_t shape[TSR_MAX_NDIM], size;
 } loaded;
-
-static cJSON *read_manifest(void) {
-  FILE *f = fopen(GOLDEN_DIR "/manifest.json", "rb");
-  if (!f) CHECK_FAIL_("cannot open %s", GOLDEN_DIR "/manifest.json");
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *text = malloc((size_t)n + 1);
-  CHECK(text && fread(text, 1, (size_t)n, f) == (size_t)n);
-  text[n] = '\0';
-  fclose(f);
-  cJSON *root = cJSON_Parse(text);
-  free(text);
-  if (!root) CHECK_FAIL_("manifest.json does not parse");
-  return root;
-}
 
 static const char *string_of(const cJSON *o, const char *key) {
   const cJSON *item = cJSON_GetObjectItemCaseSensitive(o, key);
@@ -53,25 +36,6 @@ static double number_of(const cJSON *o, const char *key) {
   return item->valuedouble;
 }
 
-static tsr_dtype dtype_named(const char *name) {
-  static const struct {
-    const char *name;
-    tsr_dtype dtype;
-  } names[] = {{"float32", TSR_FLOAT32}, {"float16", TSR_FLOAT16}, {"bfloat16", TSR_BFLOAT16},
-               {"uint32", TSR_UINT32},   {"uint8", TSR_UINT8},     {"int32", TSR_INT32},
-               {"int64", TSR_INT64}};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-    if (strcmp(name, names[i].name) == 0) return names[i].dtype;
-  CHECK_FAIL_("unknown dtype name %s", name);
-}
-
-static tsr_quant_mode mode_named(const char *name) {
-  static const char *const names[] = {"affine", "mxfp4", "mxfp8", "nvfp4"};
-  for (int i = 0; i < 4; i++)
-    if (strcmp(name, names[i]) == 0) return (tsr_quant_mode)i;
-  CHECK_FAIL_("unknown mode %s", name);
-}
-
 /* arrays[key] with its logical dtype and shape checked, and its elements on the host; false when
    the case has no such array. */
 static bool load(const cJSON *c, const char *key, loaded *l) {
@@ -79,7 +43,7 @@ static bool load(const cJSON *c, const char *key, loaded *l) {
   const cJSON *entry =
       cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(c, "arrays"), key);
   if (!entry) return false;
-  l->dtype = dtype_named(string_of(entry, "dtype"));
+  l->dtype = golden_dtype(string_of(entry, "dtype"));
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", GOLDEN_DIR, string_of(entry, "file"));
   if (l->dtype == TSR_BFLOAT16)
@@ -200,7 +164,7 @@ static void compare(case_info *ci, const loaded *x, const qr_weights *w, const q
 static void *run_op(const cJSON *c, bool gather, const loaded *x, const loaded *wq,
                     const loaded *scales, const loaded *biases, const loaded *lhs,
                     const loaded *rhs, const loaded *mlx) {
-  tsr_quant_mode mode = mode_named(string_of(c, "mode"));
+  tsr_quant_mode mode = golden_mode(string_of(c, "mode"));
   bool transpose = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "transpose"));
   int group_size = (int)number_of(c, "group_size"), bits = (int)number_of(c, "bits");
   tsr_array *out = NULL;
@@ -282,7 +246,7 @@ static bool run_case(const cJSON *c, qr_stats *stats) {
   case_info ci;
   setup_case(&ci, c, &mlx);
   void *ours = run_op(c, gather, &x, &wq, &scales, &biases, &lhs, &rhs, &mlx);
-  qr_weights w = {.mode = mode_named(string_of(c, "mode")),
+  qr_weights w = {.mode = golden_mode(string_of(c, "mode")),
                   .bits = (int)number_of(c, "bits"),
                   .group_size = (int)number_of(c, "group_size"),
                   .transpose = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "transpose")),
@@ -329,7 +293,7 @@ static bool run_case(const cJSON *c, qr_stats *stats) {
 }
 
 int main(void) {
-  cJSON *manifest = read_manifest();
+  cJSON *manifest = golden_manifest();
   const cJSON *c = NULL;
   int cases[2] = {0, 0}, passed[2] = {0, 0};
   qr_stats stats = {0};
