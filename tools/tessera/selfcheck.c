@@ -2,6 +2,7 @@
  * exactly against the same float arithmetic in plain C, then a ledger check; not a test suite
  * (tests/ is), just proof that this library and machine work end to end. */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "cli.h"
@@ -130,6 +131,64 @@ static tsr_status check_broadcast_add(const selfcheck_target *t, check_result *r
   return st;
 }
 
+enum { QUANT_N = 32, QUANT_K = 128, QUANT_M = 2 };
+
+/* y = x @ W.T two ways: tsr_quantized_matmul on the quantized W, and tsr_matmul on its
+ * dequantized float32 copy. Both sum the same float32 weights, possibly in different orders, so
+ * each output may differ by at most K * 2^-24 * sum_k |x_k w_k| (the float32 summation bound). */
+static void compare_quant(check_result *r, const float *fast, const float *plain, const float *x,
+                          const float *w) {
+  int bad = -1;
+  for (int i = 0; i < QUANT_M && bad < 0; i++)
+    for (int n = 0; n < QUANT_N; n++) {
+      double magnitude = 0;
+      for (int k = 0; k < QUANT_K; k++)
+        magnitude += fabs((double)x[i * QUANT_K + k] * (double)w[n * QUANT_K + k]);
+      double bound = QUANT_K * 0x1p-24 * magnitude;
+      if (fabs((double)fast[i * QUANT_N + n] - (double)plain[i * QUANT_N + n]) > bound) {
+        bad = i * QUANT_N + n;
+        break;
+      }
+    }
+  r->passed = bad < 0;
+  if (r->passed)
+    snprintf(r->detail, sizeof r->detail,
+             "affine 4-bit [32,128] W: quantized_matmul = matmul(dequantize) on all %d outputs",
+             QUANT_M * QUANT_N);
+  else
+    snprintf(r->detail, sizeof r->detail, "quantized_matmul [%d] = %.9g, matmul = %.9g", bad,
+             (double)fast[bad], (double)plain[bad]);
+}
+
+static tsr_status check_quantized_matmul(const selfcheck_target *t, check_result *r) {
+  static float w[QUANT_N * QUANT_K], x[QUANT_M * QUANT_K], wd[QUANT_N * QUANT_K];
+  float fast[QUANT_M * QUANT_N], plain[QUANT_M * QUANT_N];
+  for (int i = 0; i < QUANT_N * QUANT_K; i++)
+    w[i] = (float)((i * 37) % 101 - 50) * 0.01f;
+  for (int i = 0; i < QUANT_M * QUANT_K; i++)
+    x[i] = (float)((i * 13) % 29 - 14) * 0.1f;
+  int64_t w_shape[2] = {QUANT_N, QUANT_K}, x_shape[2] = {QUANT_M, QUANT_K};
+  tsr_array *wa = NULL, *xa = NULL, *wq = NULL, *sc = NULL, *bi = NULL, *deq = NULL, *y = NULL,
+            *dt = NULL, *y2 = NULL;
+  tsr_status st = tsr_array_from_data_on(&wa, w, TSR_FLOAT32, w_shape, 2, t->device);
+  if (st == TSR_OK) st = tsr_array_from_data_on(&xa, x, TSR_FLOAT32, x_shape, 2, t->device);
+  if (st == TSR_OK) st = tsr_quantize(&wq, &sc, &bi, wa, 64, 4, TSR_QUANT_AFFINE, t->stream);
+  if (st == TSR_OK)
+    st = tsr_quantized_matmul(&y, xa, wq, sc, bi, true, 64, 4, TSR_QUANT_AFFINE, t->stream);
+  if (st == TSR_OK)
+    st = tsr_dequantize(&deq, wq, sc, bi, 64, 4, TSR_QUANT_AFFINE, TSR_FLOAT32, t->stream);
+  if (st == TSR_OK) st = tsr_transpose(&dt, deq, NULL, 0, t->stream);
+  if (st == TSR_OK) st = tsr_matmul(&y2, xa, dt, t->stream);
+  if (st == TSR_OK) st = tsr_array_read(y, fast, sizeof fast);
+  if (st == TSR_OK) st = tsr_array_read(y2, plain, sizeof plain);
+  if (st == TSR_OK) st = tsr_array_read(deq, wd, sizeof wd);
+  if (st == TSR_OK) compare_quant(r, fast, plain, x, wd);
+  tsr_array *all[] = {y2, dt, y, deq, bi, sc, wq, xa, wa};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    tsr_array_release(all[i]);
+  return st;
+}
+
 /* Active bytes on the target device and on the CPU (a GPU run also stages through the host). */
 typedef struct {
   uint64_t device_active, cpu_active;
@@ -165,7 +224,9 @@ typedef tsr_status (*graph_check_fn)(const selfcheck_target *t, check_result *r)
 static const struct {
   const char *name;
   graph_check_fn run;
-} graph_checks[] = {{"add_chain", check_add_chain}, {"broadcast_add", check_broadcast_add}};
+} graph_checks[] = {{"add_chain", check_add_chain},
+                    {"broadcast_add", check_broadcast_add},
+                    {"quantized_matmul", check_quantized_matmul}};
 
 enum { GRAPH_CHECK_COUNT = sizeof graph_checks / sizeof graph_checks[0] };
 enum { CHECK_COUNT = GRAPH_CHECK_COUNT + 1 }; /* the ledger check comes last */
