@@ -5,6 +5,14 @@
 
 #include "cpu/strided.h"
 
+static void copy_row(const tsr_array *node, const unsigned char *src, int64_t src_stride,
+                     unsigned char *dst, int64_t n, void *ctx) {
+  (void)ctx;
+  int64_t element = (int64_t)tsr_dtype_size(node->dtype);
+  for (int64_t i = 0; i < n; i++)
+    memcpy(dst + i * element, src + i * src_stride * element, (size_t)element);
+}
+
 static tsr_status cpu_copy(tsr_array *node) {
   tsr_status status = tsri_node_alloc(node);
   if (status != TSR_OK || node->size == 0) return status;
@@ -16,17 +24,7 @@ static tsr_status cpu_copy(tsr_array *node) {
     memcpy(dst, src + in->offset * (int64_t)element, (size_t)node->size * element);
     return TSR_OK;
   }
-  const int64_t *strides[2] = {in->strides, node->strides};
-  int64_t offsets[2] = {in->offset, 0};
-  tsri_row_walker walker;
-  tsri_row_walker_init(&walker, node, 2, strides, offsets);
-  int last = node->ndim - 1;
-  int64_t n = node->shape[last], stride = in->strides[last];
-  do {
-    for (int64_t i = 0; i < n; i++)
-      memcpy(dst + (walker.offset[1] + i) * (int64_t)element,
-             src + (walker.offset[0] + i * stride) * (int64_t)element, element);
-  } while (tsri_row_walker_next(&walker));
+  tsri_for_each_unary_row(node, copy_row, NULL);
   return TSR_OK;
 }
 

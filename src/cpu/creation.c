@@ -33,23 +33,16 @@ static tsr_status cpu_arange(tsr_array *node) {
   return TSR_OK;
 }
 
+static void astype_row(const tsr_array *node, const unsigned char *src, int64_t src_stride,
+                       unsigned char *dst, int64_t n, void *ctx) {
+  (void)ctx;
+  tsri_cpu_convert_row(src, node->inputs[0]->dtype, src_stride, n, dst, node->dtype);
+}
+
 static tsr_status cpu_astype(tsr_array *node) {
   tsr_status status = tsri_node_alloc(node);
   if (status != TSR_OK || node->size == 0) return status;
-  const tsr_array *in = node->inputs[0];
-  const int64_t *strides[2] = {in->strides, node->strides};
-  int64_t offsets[2] = {in->offset, 0};
-  tsri_row_walker walker;
-  tsri_row_walker_init(&walker, node, 2, strides, offsets);
-  int last = node->ndim - 1;
-  int64_t n = last >= 0 ? node->shape[last] : 1, stride = last >= 0 ? in->strides[last] : 0;
-  size_t in_size = tsr_dtype_size(in->dtype), out_size = tsr_dtype_size(node->dtype);
-  const unsigned char *src = (const unsigned char *)in->buffer->data;
-  unsigned char *dst = (unsigned char *)node->buffer->data;
-  do {
-    tsri_cpu_convert_row(src + walker.offset[0] * (int64_t)in_size, in->dtype, stride, n,
-                         dst + walker.offset[1] * (int64_t)out_size, node->dtype);
-  } while (tsri_row_walker_next(&walker));
+  tsri_for_each_unary_row(node, astype_row, NULL);
   return TSR_OK;
 }
 

@@ -34,3 +34,20 @@ bool tsri_row_walker_next(tsri_row_walker *w) {
   }
   return false;
 }
+
+void tsri_for_each_unary_row(const tsr_array *node, tsri_unary_row_fn fn, void *ctx) {
+  const tsr_array *in = node->inputs[0];
+  const int64_t *strides[2] = {in->strides, node->strides};
+  int64_t offsets[2] = {in->offset, 0};
+  tsri_row_walker walker;
+  tsri_row_walker_init(&walker, node, 2, strides, offsets);
+  int last = node->ndim - 1;
+  int64_t n = last >= 0 ? node->shape[last] : 1, stride = last >= 0 ? in->strides[last] : 0;
+  int64_t in_size = (int64_t)tsr_dtype_size(in->dtype);
+  int64_t out_size = (int64_t)tsr_dtype_size(node->dtype);
+  const unsigned char *src = (const unsigned char *)in->buffer->data;
+  unsigned char *dst = (unsigned char *)node->buffer->data;
+  do {
+    fn(node, src + walker.offset[0] * in_size, stride, dst + walker.offset[1] * out_size, n, ctx);
+  } while (tsri_row_walker_next(&walker));
+}

@@ -23,4 +23,12 @@ void tsri_row_walker_init(tsri_row_walker *w, const tsr_array *out, int noperand
 /* Moves to the next row; false after the last one. */
 bool tsri_row_walker_next(tsri_row_walker *w);
 
+/* One row of a one-input op: n elements of the input from `src` (stride in elements) into the
+ * output's contiguous row at `dst`. */
+typedef void (*tsri_unary_row_fn)(const tsr_array *node, const unsigned char *src,
+                                  int64_t src_stride, unsigned char *dst, int64_t n, void *ctx);
+/* Calls fn on every row of node (whose contiguous output is allocated) and of its inputs[0], in
+ * any layout: the walk astype, the unary ops and the strided copy share. */
+void tsri_for_each_unary_row(const tsr_array *node, tsri_unary_row_fn fn, void *ctx);
+
 #endif

@@ -125,23 +125,15 @@ static void run_row(const tsr_array *node, const unary_fns *fns, const unsigned 
   }
 }
 
+static void unary_row(const tsr_array *node, const unsigned char *src, int64_t src_stride,
+                      unsigned char *dst, int64_t n, void *ctx) {
+  run_row(node, ctx, src, src_stride, dst, n);
+}
+
 static tsr_status cpu_unary(tsr_array *node) {
   tsr_status status = tsri_node_alloc(node);
   if (status != TSR_OK || node->size == 0) return status;
-  const tsr_array *in = node->inputs[0];
-  const int64_t *strides[2] = {in->strides, node->strides};
-  int64_t offsets[2] = {in->offset, 0};
-  tsri_row_walker walker;
-  tsri_row_walker_init(&walker, node, 2, strides, offsets);
-  int last = node->ndim - 1;
-  int64_t n = last >= 0 ? node->shape[last] : 1, stride = last >= 0 ? in->strides[last] : 0;
-  int64_t in_size = (int64_t)tsr_dtype_size(in->dtype),
-          out_size = (int64_t)tsr_dtype_size(node->dtype);
-  const unary_fns *fns = &unary_ops[node->primitive];
-  do {
-    run_row(node, fns, (const unsigned char *)in->buffer->data + walker.offset[0] * in_size, stride,
-            (unsigned char *)node->buffer->data + walker.offset[1] * out_size, n);
-  } while (tsri_row_walker_next(&walker));
+  tsri_for_each_unary_row(node, unary_row, (void *)&unary_ops[node->primitive]);
   return TSR_OK;
 }
 

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "check.h"
+#include "slice_ref.h"
 
 static const tsr_device cpu = {TSR_CPU, 0};
 
@@ -20,27 +21,6 @@ static tsr_array *iota_f32(const int64_t *shape, int ndim, float first) {
   tsr_array *a = NULL;
   CHECK_OK(tsr_array_from_data(&a, data, TSR_FLOAT32, shape, ndim));
   return a;
-}
-
-/* Python's slice over one axis, walked: the indices it takes. */
-static int64_t python_slice(int64_t dim, int64_t start, int64_t stop, int64_t step,
-                            int64_t *taken) {
-  if (step > 0) {
-    start = start < 0 ? (start + dim < 0 ? 0 : start + dim) : (start > dim ? dim : start);
-    stop = stop < 0 ? (stop + dim < 0 ? 0 : stop + dim) : (stop > dim ? dim : stop);
-  } else {
-    start = start < 0 ? (start + dim < 0 ? -1 : start + dim) : (start >= dim ? dim - 1 : start);
-    stop = stop < 0 ? (stop + dim < 0 ? -1 : stop + dim) : (stop >= dim ? dim - 1 : stop);
-  }
-  /* Every index of the axis in walking order, kept when it lies on the progression (no
-     arithmetic that a huge step could overflow). */
-  int64_t n = 0;
-  for (int64_t k = 0; k < dim; k++) {
-    int64_t i = step > 0 ? k : dim - 1 - k;
-    bool inside = step > 0 ? (i >= start && i < stop) : (i <= start && i > stop);
-    if (inside && (step > 0 ? i - start : start - i) % step == 0) taken[n++] = i;
-  }
-  return n;
 }
 
 /* dst [R, C] (values 0..) with dst[start:stop:step] (2 axes) = update [ur, uc] (values 100 + i,

@@ -3,6 +3,7 @@
  * arithmetic), views of views and of lazy inputs, buffer sharing and lifetime, zero-size axes,
  * and every bad argument. Not concatenate or indexing (test_concat_take.c). */
 #include "check.h"
+#include "slice_ref.h"
 
 static const tsr_device cpu = {TSR_CPU, 0};
 
@@ -57,27 +58,6 @@ static void ref_transpose(const ref_array *a, const int *axes, ref_array *out) {
       src[axes[d]] = index[d];
     out->v[i] = a->v[ref_flat(a, src)];
   }
-}
-
-/* Python's slice over one axis, by walking it: the indices taken. */
-static int64_t python_slice(int64_t dim, int64_t start, int64_t stop, int64_t step,
-                            int64_t *taken) {
-  if (step > 0) {
-    start = start < 0 ? (start + dim < 0 ? 0 : start + dim) : (start > dim ? dim : start);
-    stop = stop < 0 ? (stop + dim < 0 ? 0 : stop + dim) : (stop > dim ? dim : stop);
-  } else {
-    start = start < 0 ? (start + dim < 0 ? -1 : start + dim) : (start >= dim ? dim - 1 : start);
-    stop = stop < 0 ? (stop + dim < 0 ? -1 : stop + dim) : (stop >= dim ? dim - 1 : stop);
-  }
-  /* Every index of the axis in walking order, kept when it lies on the progression (no
-     arithmetic that a huge step could overflow). */
-  int64_t n = 0;
-  for (int64_t k = 0; k < dim; k++) {
-    int64_t i = step > 0 ? k : dim - 1 - k;
-    bool inside = step > 0 ? (i >= start && i < stop) : (i <= start && i > stop);
-    if (inside && (step > 0 ? i - start : start - i) % step == 0) taken[n++] = i;
-  }
-  return n;
 }
 
 static void ref_slice(const ref_array *a, const int64_t *start, const int64_t *stop,
