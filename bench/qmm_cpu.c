@@ -9,7 +9,8 @@
  * Each measurement walks several copies of the weights (>= 128 MiB in all) in turn, so weights
  * come from memory as in a model whose layers do not fit the caches. Best of several repeats
  * after a warm-up. Not a test: it checks only that results are finite.
- * `qmm_cpu quick` skips M = 512 and the 13696-wide shapes; `qmm_cpu decode` runs M = 1 only. */
+ * `qmm_cpu quick` skips M = 512 and the 13696-wide shapes; `qmm_cpu decode` runs M = 1 only;
+ * `qmm_cpu prefill` runs M = 64 and 512 at 4096 x 4096. */
 #include <cblas.h>
 #include <math.h>
 #include <pthread.h>
@@ -354,6 +355,7 @@ static void bench_case(weights *w, int64_t m) {
 int main(int argc, char **argv) {
   bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
   bool decode_only = argc > 1 && strcmp(argv[1], "decode") == 0;
+  bool prefill_only = argc > 1 && strcmp(argv[1], "prefill") == 0;
   static const format formats[] = {{"affine 4-bit g64", TSR_QUANT_AFFINE, 4, 64},
                                    {"affine 8-bit g64", TSR_QUANT_AFFINE, 8, 64},
                                    {"mxfp4", TSR_QUANT_MXFP4, 4, 32},
@@ -369,11 +371,12 @@ int main(int argc, char **argv) {
       "at M = 1) | sgemm ms (float32 weights) | sgemm / qmm (goal >= 1.0) |\n");
   printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-    if (quick && s > 0) continue;
+    if ((quick || prefill_only) && s > 0) continue;
     for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
       weights *w = make_weights(&formats[f], shapes[s][0], shapes[s][1]);
       for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
-        if ((quick && ms[i] > 64) || (decode_only && ms[i] > 1)) continue;
+        if ((quick && ms[i] > 64) || (decode_only && ms[i] > 1) || (prefill_only && ms[i] == 1))
+          continue;
         bench_case(w, ms[i]);
       }
       free_weights(w);

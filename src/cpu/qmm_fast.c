@@ -15,6 +15,7 @@
 #include "base/discovery.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
+#include "cpu/qgemm.h"
 #include "cpu/qmm_fast_isa.h"
 
 enum {
@@ -139,8 +140,14 @@ static void scalar_dequantize_rows(const tsri_qmm_problem *p, int64_t row_begin,
 }
 
 const tsri_qmm_isa *tsri_qmm_isa_scalar(void) {
-  static const tsri_qmm_isa scalar = {"scalar",       SCALAR_ROWS_AT_ONCE, scalar_qmv_max_m,
-                                      scalar_x_order, scalar_qmv_rows,     scalar_dequantize_rows};
+  static const tsri_qmm_isa scalar = {"scalar",
+                                      SCALAR_ROWS_AT_ONCE,
+                                      scalar_qmv_max_m,
+                                      scalar_x_order,
+                                      scalar_qmv_rows,
+                                      scalar_dequantize_rows,
+                                      NULL,
+                                      NULL};
   return &scalar;
 }
 
@@ -256,7 +263,12 @@ bool tsri_qmm_fast_accepts(const tsri_qmm_problem *p) {
 
 void tsri_qmm_fast(const tsri_qmm_problem *p) {
   const tsri_qmm_isa *kernels = isa();
-  bool done =
-      p->transpose && p->m <= kernels->qmv_max_m(p) ? run_qmv(kernels, p) : run_tiled(kernels, p);
+  bool done;
+  if (p->transpose && p->m <= kernels->qmv_max_m(p))
+    done = run_qmv(kernels, p);
+  else if (kernels->gemm && kernels->gemm())
+    done = tsri_qgemm_run(kernels, p) || run_tiled(kernels, p);
+  else
+    done = run_tiled(kernels, p);
   if (!done) tsri_qmm_reference_kernel(p->transpose, p->mode)(p);
 }

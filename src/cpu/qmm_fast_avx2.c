@@ -355,8 +355,8 @@ static tsri_qmm_x_order x_order(const tsri_qmm_problem *p) {
 }
 
 const tsri_qmm_isa *tsri_qmm_isa_avx2(void) {
-  static const tsri_qmm_isa avx2 = {"avx2",  ROWS_AT_ONCE, qmv_max_m,
-                                    x_order, qmv_rows,     dequantize_rows};
+  static const tsri_qmm_isa avx2 = {"avx2",   ROWS_AT_ONCE,    qmv_max_m, x_order,
+                                    qmv_rows, dequantize_rows, NULL,      NULL};
   return &avx2;
 }
 

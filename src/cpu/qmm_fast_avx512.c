@@ -441,11 +441,11 @@ static tsri_qmm_x_order x_order(const tsri_qmm_problem *p) {
 /* ---- dequantization in natural order (the tiled path) ---------------------------------------- */
 
 /* Groups [first, first + count) of one packed row, with their scales and biases (and tables,
-   for the table kinds). */
+   for the table kinds); code `origin` of the row is written to dst[0]. */
 typedef struct {
   const tsri_qmm_problem *p;
   const uint8_t *bytes;
-  int64_t first, count;
+  int64_t first, count, origin;
   const float *scales, *biases;
   const __m512 *tables;
 } segment;
@@ -492,14 +492,14 @@ AVX512_INLINE void dequantize_table_segment(const segment *t, int bits, float *d
       __m512i v = load_bytes8(t->bytes + begin / per_byte);
       for (int j = 0; j < per_byte; j++)
         w[j] = _mm512_permutexvar_ps(_mm512_srli_epi32(v, j * bits), table);
-      store_natural(w, per_byte, dst + begin, (int)group_size);
+      store_natural(w, per_byte, dst + (begin - t->origin), (int)group_size);
       continue;
     }
     for (int64_t at = begin; at < begin + group_size; at += block) {
       __m512i v = load_bytes16(t->bytes + at / per_byte);
       for (int j = 0; j < per_byte; j++)
         w[j] = _mm512_permutexvar_ps(_mm512_srli_epi32(v, j * bits), table);
-      store_natural(w, per_byte, dst + at, (int)block);
+      store_natural(w, per_byte, dst + (at - t->origin), (int)block);
     }
   }
 }
@@ -510,6 +510,8 @@ AVX512_INLINE void dequantize_byte_segment(const segment *t, float *dst) {
   uint8_t unpacked[MAX_GROUP];
   for (int64_t g = 0; g < t->count; g++) {
     __m512 scale = _mm512_set1_ps(t->scales[g]), bias = _mm512_set1_ps(t->biases[g]);
+    /* Finite scale and bias never make a NaN weight: the cheaper rounding is exact then. */
+    bool nan_possible = !finite(t->scales[g]) || !finite(t->biases[g]);
     int64_t begin = (t->first + g) * group_size;
     const uint8_t *codes = t->bytes + begin;
     if (t->p->bits != 8) {
@@ -519,41 +521,48 @@ AVX512_INLINE void dequantize_byte_segment(const segment *t, float *dst) {
     }
     for (int64_t i = 0; i < group_size; i += LANES) {
       __m512i v = load_bytes16(codes + i);
-      __m512 w = mode == TSRI_QF_MXFP8
-                     ? byte_weights(v, TSRI_QF_MXFP8, scale, bias, TSR_FLOAT32, false)
-                     : byte_weights(v, TSRI_QF_AFFINE, scale, bias, t->p->scale_dtype, true);
-      _mm512_storeu_ps(dst + begin + i, w);
+      __m512 w =
+          mode == TSRI_QF_MXFP8 ? byte_weights(v, TSRI_QF_MXFP8, scale, bias, TSR_FLOAT32, false)
+          : nan_possible ? byte_weights(v, TSRI_QF_AFFINE, scale, bias, t->p->scale_dtype, true)
+                         : byte_weights(v, TSRI_QF_AFFINE, scale, bias, t->p->scale_dtype, false);
+      _mm512_storeu_ps(dst + (begin - t->origin) + i, w);
     }
   }
 }
 
-static AVX512 void dequantize_rows(const tsri_qmm_problem *p, int64_t row_begin, int64_t row_end,
-                                   float *dst, int64_t dst_stride) {
+static AVX512 void dequantize_span(const tsri_qmm_problem *p, int64_t row, int64_t begin,
+                                   int64_t count, float *dst) {
   float scales[TSRI_QMM_SEGMENT_GROUPS], biases[TSRI_QMM_SEGMENT_GROUPS];
   __m512 tables[TSRI_QMM_SEGMENT_GROUPS];
   const int kind = kind_of(p);
-  const int64_t groups = tsri_qmm_row_codes(p) / p->group_size;
-  for (int64_t row = row_begin; row < row_end; row++) {
-    float *out = dst + (row - row_begin) * dst_stride;
-    segment t = {p, (const uint8_t *)(p->w + row * p->w_row_words), 0, 0, scales, biases, tables};
-    for (t.first = 0; t.first < groups; t.first += TSRI_QMM_SEGMENT_GROUPS) {
-      t.count =
-          groups - t.first < TSRI_QMM_SEGMENT_GROUPS ? groups - t.first : TSRI_QMM_SEGMENT_GROUPS;
-      widen_params(p, row, t.first, t.count, scales, biases);
-      if (kind == TABLE4 || kind == TABLE2) {
-        int bits = kind == TABLE2 ? 2 : 4;
-        build_tables(p, bits, scales, biases, t.count, tables);
-        dequantize_table_segment(&t, bits, out);
-      } else {
-        dequantize_byte_segment(&t, out);
-      }
+  const int64_t end = (begin + count) / p->group_size;
+  segment t = {p,     (const uint8_t *)(p->w + row * p->w_row_words), 0, 0, begin, scales, biases,
+               tables};
+  for (t.first = begin / p->group_size; t.first < end; t.first += TSRI_QMM_SEGMENT_GROUPS) {
+    t.count = end - t.first < TSRI_QMM_SEGMENT_GROUPS ? end - t.first : TSRI_QMM_SEGMENT_GROUPS;
+    widen_params(p, row, t.first, t.count, scales, biases);
+    if (kind == TABLE4) { /* bits a constant in each call: no division in the loops */
+      build_tables(p, 4, scales, biases, t.count, tables);
+      dequantize_table_segment(&t, 4, dst);
+    } else if (kind == TABLE2) {
+      build_tables(p, 2, scales, biases, t.count, tables);
+      dequantize_table_segment(&t, 2, dst);
+    } else {
+      dequantize_byte_segment(&t, dst);
     }
   }
 }
 
+static void dequantize_rows(const tsri_qmm_problem *p, int64_t row_begin, int64_t row_end,
+                            float *dst, int64_t dst_stride) {
+  for (int64_t row = row_begin; row < row_end; row++)
+    dequantize_span(p, row, 0, tsri_qmm_row_codes(p), dst + (row - row_begin) * dst_stride);
+}
+
 const tsri_qmm_isa *tsri_qmm_isa_avx512(void) {
-  static const tsri_qmm_isa avx512 = {"avx512", ROWS_AT_ONCE, qmv_max_m,
-                                      x_order,  qmv_rows,     dequantize_rows};
+  static const tsri_qmm_isa avx512 = {
+      "avx512", ROWS_AT_ONCE,    qmv_max_m,       x_order,
+      qmv_rows, dequantize_rows, dequantize_span, tsri_qgemm_kernel_avx512};
   return &avx512;
 }
 

@@ -27,6 +27,21 @@ typedef struct {
   int per_byte; /* codes per byte: 8 / bits for 2 and 4 bits, else 1 */
 } tsri_qmm_x_order;
 
+/* The register-blocked core of the fused quantized GEMM (cpu/qgemm.c) in one instruction set:
+   an mr x nr tile of C from an A panel packed k-major (a[k * mr + i], row i of the tile) and a B
+   panel packed k-major (b[k * nr + j], column j), both read in full (zero padded by the driver). */
+typedef struct {
+  int mr, nr;
+  /* c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0) + sum over k < kc of a[k mr + i] b[k nr +
+     j], for every i < mr, j < nr; the sum in float32, in increasing k. */
+  void (*multiply)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
+                   bool accumulate);
+  /* dst[k * nr + j] = src[j * ld + k] for j < nr and k < kc, kc a multiple of 16. */
+  void (*transpose_panel)(const float *src, int64_t ld, int64_t kc, float *dst);
+} tsri_qgemm_kernel;
+
+const tsri_qgemm_kernel *tsri_qgemm_kernel_avx512(void); /* cpu/qgemm_avx512.c (NULL off x86) */
+
 typedef struct {
   const char *name;
   /* Largest M a qmv call handles at once (larger M is run in chunks of this many rows). */
@@ -42,6 +57,12 @@ typedef struct {
      dst + (r - row_begin) * dst_stride (K floats per row with transpose, N without). */
   void (*dequantize_rows)(const tsri_qmm_problem *p, int64_t row_begin, int64_t row_end, float *dst,
                           int64_t dst_stride);
+  /* Codes [begin, begin + count) of packed row `row`, whole groups, dequantized into dst[0 ..
+     count) in natural order (NULL when the ISA has no fused GEMM to feed). */
+  void (*dequantize_span)(const tsri_qmm_problem *p, int64_t row, int64_t begin, int64_t count,
+                          float *dst);
+  /* The fused GEMM's micro-kernel for prefill-sized M (NULL: dequantized tiles through sgemm). */
+  const tsri_qgemm_kernel *(*gemm)(void);
 } tsri_qmm_isa;
 
 const tsri_qmm_isa *tsri_qmm_isa_avx512(void); /* cpu/qmm_fast_avx512.c: AVX-512F */
