@@ -422,13 +422,14 @@ static void qmv_rows(const tsri_qmm_problem *p, const float *xp, int64_t row_beg
   kinds[kind_of(p)][p->m - 1](p, xp, row_begin, row_end);
 }
 
-/* Measured on the dev VM (bench/RESULTS.md "qmm_cpu"), 4096 x 4096 from memory, 2 threads: qmv
-   against dequantized tiles through sgemm, affine 4-bit 3.9 ms / 5.6 ms at M = 16 and 7.9 / 9.0
-   at M = 32; affine 8-bit 3.9 / 5.4 at 16, 7.6 / 7.9 at 32; mxfp8, whose decode costs more
-   and is repeated for every 8 rows of x, 4.9 / 9.9 at 8 but 10.3 / 7.9 at 16. */
+/* Measured on the dev VM (bench/RESULTS.md "qmm_cpu"), 4096 x 4096 from memory, 2 threads, ms
+   qmv / fused GEMM (cpu/qgemm.c), best of three runs, affine 4-bit, affine 8-bit, mxfp4, mxfp8,
+   nvfp4: M = 8 2.45 / 2.27, 1.97 / 2.77, 2.24 / 2.19, 3.40 / 5.05, 2.55 / 2.96; M = 12 3.19 /
+   3.27, 3.27 / 3.78, 3.04 / 3.16, 5.72 / 6.47, 3.65 / 3.99; M = 16 4.68 / 2.89, 4.01 / 3.33,
+   4.46 / 2.84, 6.19 / 5.98, 4.90 / 3.53. 3/5/6-bit codes are unpacked by a scalar loop that
+   qmv repeats for every 8 rows of x. */
 static int64_t qmv_max_m(const tsri_qmm_problem *p) {
-  int kind = kind_of(p);
-  return kind == MXFP8 || kind == UNPACKED ? 8 : 24;
+  return kind_of(p) == UNPACKED ? 8 : 12;
 }
 
 static tsri_qmm_x_order x_order(const tsri_qmm_problem *p) {

@@ -1,5 +1,5 @@
 /* tests/quant/test_qmm_fast.c — tsr_quantized_matmul across the CPU's dispatch: every mode x bits
- * x group size, M on both sides of every qmv/tiled threshold (1 .. 129), N and K not multiples
+ * x group size, M on both sides of every qmv/GEMM threshold (1 .. 129), N and K not multiples
  * of any tile, both transposes, against a float64 product of the weights decoded here from the
  * packed bits (random codes, scales and biases built directly, no quantize). The same checks run
  * again in child processes with TSR_CPU_ISA=scalar and =avx2 (the portable and AVX2 paths, which
@@ -261,10 +261,11 @@ static const format formats[] = {
     {TSR_QUANT_NVFP4, 4, 16, TSR_UINT8}};
 enum { FORMATS = sizeof formats / sizeof formats[0] };
 
-/* Both sides of every threshold: qmv for M <= 24 (AVX-512; 8 for mxfp8 and 3/5/6 bits), <= 16
-   (AVX2; 8), 1 (portable), in chunks of 8 (AVX-512) or 4 rows; two weight rows at once for
-   M <= 2; the tiled path above. */
-static const int64_t all_ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 24, 25, 33, 64, 65, 129};
+/* Both sides of every threshold: qmv for M <= 12 (AVX-512; 8 for 3/5/6 bits), <= 16 (AVX2; 8
+   for mxfp8 and 3/5/6 bits), 1 (portable), in chunks of 8 (AVX-512) or 4 rows; two weight rows
+   at once for M <= 2; above, the fused GEMM (AVX-512: 8-row x panels, 128-column blocks of
+   32-column panels, 256 values of k at a time) or the tiled path. */
+static const int64_t all_ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 24, 25, 33, 64, 65, 129};
 static const int64_t child_ms[] = {1, 2, 3, 5, 8, 9, 16, 17, 65};
 static const int64_t ns[] = {13, 67, 250};
 
