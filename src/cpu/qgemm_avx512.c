@@ -23,6 +23,7 @@ static AVX512 void multiply(int64_t kc, const float *a, const float *b, float *c
 #pragma GCC unroll 8
   for (int i = 0; i < MR; i++)
     acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+#pragma GCC unroll 4
   for (int64_t k = 0; k < kc; k++) {
     __m512 b0 = _mm512_loadu_ps(b + k * NR), b1 = _mm512_loadu_ps(b + k * NR + LANES);
 #pragma GCC unroll 8
@@ -89,7 +90,9 @@ static AVX512 void transpose_panel(const float *src, int64_t ld, int64_t kc, flo
 }
 
 const tsri_qgemm_kernel *tsri_qgemm_kernel_avx512(void) {
-  static const tsri_qgemm_kernel kernel = {MR, NR, multiply, transpose_panel};
+  /* Beats OpenBLAS's tiles at every M measured on the dev VM, whose OpenBLAS 0.3.21 runs its
+     Haswell (AVX2) kernel on this AVX-512 CPU (bench/RESULTS.md "qmm_cpu"). */
+  static const tsri_qgemm_kernel kernel = {MR, NR, 0, multiply, transpose_panel};
   return &kernel;
 }
 

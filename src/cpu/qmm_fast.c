@@ -261,12 +261,17 @@ bool tsri_qmm_fast_accepts(const tsri_qmm_problem *p) {
   return largest <= INT_MAX && tsri_qmm_row_codes(p) % p->group_size == 0;
 }
 
+static bool fused_gemm_fits(const tsri_qmm_isa *kernels, const tsri_qmm_problem *p) {
+  const tsri_qgemm_kernel *gemm = kernels->gemm ? kernels->gemm() : NULL;
+  return gemm && (gemm->max_m == 0 || p->m <= gemm->max_m);
+}
+
 void tsri_qmm_fast(const tsri_qmm_problem *p) {
   const tsri_qmm_isa *kernels = isa();
   bool done;
   if (p->transpose && p->m <= kernels->qmv_max_m(p))
     done = run_qmv(kernels, p);
-  else if (kernels->gemm && kernels->gemm())
+  else if (fused_gemm_fits(kernels, p))
     done = tsri_qgemm_run(kernels, p) || run_tiled(kernels, p);
   else
     done = run_tiled(kernels, p);

@@ -220,8 +220,9 @@ AVX2_INLINE void dot_segment(const segment *t, int kind, const float *xp, int ro
   }
 }
 
-/* The segment's weights of row 0 in natural order into dst (the row's first weight). */
-AVX2_INLINE void dequantize_segment(const segment *t, int kind, float *dst) {
+/* The segment's weights of row 0 in natural order into dst, whose first element is the row's
+   code `origin`. */
+AVX2_INLINE void dequantize_segment(const segment *t, int kind, float *dst, int64_t origin) {
   const int bits = bits_of(kind), per_byte = 8 / bits;
   const int64_t group_size = t->p->group_size;
   uint8_t unpacked[MAX_GROUP];
@@ -232,7 +233,7 @@ AVX2_INLINE void dequantize_segment(const segment *t, int kind, float *dst) {
     for (int64_t at = begin; at < begin + group_size; at += LANES * per_byte) {
       __m256i v = load_bytes8(codes + (at - begin) / per_byte);
       if (per_byte == 1) {
-        _mm256_storeu_ps(dst + at, weights(v, kind, &c));
+        _mm256_storeu_ps(dst + (at - origin), weights(v, kind, &c));
         continue;
       }
       float lanes[4][LANES]; /* lane i of vector j is code per_byte * i + j */
@@ -240,7 +241,7 @@ AVX2_INLINE void dequantize_segment(const segment *t, int kind, float *dst) {
         _mm256_storeu_ps(lanes[j], weights(_mm256_srli_epi32(v, j * bits), kind, &c));
       for (int i = 0; i < LANES; i++)
         for (int j = 0; j < per_byte; j++)
-          dst[at + per_byte * i + j] = lanes[j][i];
+          dst[at - origin + per_byte * i + j] = lanes[j][i];
     }
   }
 }
@@ -272,7 +273,7 @@ AVX2_INLINE void walk_rows_at(const tsri_qmm_problem *p, const float *xp, int64_
     for (int r = 0; r < wrows; r++)
       widen_params(p, row + r, t.first, t.count, t.scales[r], t.biases[r]);
     if (dst)
-      dequantize_segment(&t, kind, dst);
+      dequantize_segment(&t, kind, dst, 0);
     else
       dot_segment(&t, kind, xp, rows, wrows, &s);
   }
@@ -295,11 +296,28 @@ AVX2_INLINE void walk_rows(const tsri_qmm_problem *p, const float *xp, int64_t r
     walk_rows_at(p, xp, row, kind, rows, 1, dst ? dst + (row - row_begin) * dst_stride : NULL);
 }
 
+/* Codes [begin, begin + count) of packed row `row`, whole groups, into dst (the fused GEMM's
+   panels). */
+AVX2_INLINE void dequantize_span_of(const tsri_qmm_problem *p, int64_t row, int64_t begin,
+                                    int64_t count, float *dst, int kind) {
+  segment t;
+  t.p = p;
+  t.bytes[0] = (const uint8_t *)(p->w + row * p->w_row_words);
+  const int64_t end = (begin + count) / p->group_size;
+  for (t.first = begin / p->group_size; t.first < end; t.first += TSRI_QMM_SEGMENT_GROUPS) {
+    t.count = end - t.first < TSRI_QMM_SEGMENT_GROUPS ? end - t.first : TSRI_QMM_SEGMENT_GROUPS;
+    widen_params(p, row, t.first, t.count, t.scales[0], t.biases[0]);
+    dequantize_segment(&t, kind, dst, begin);
+  }
+}
+
 /* ---- the entry points: one function per (kind, rows) so both are constants ------------------ */
 
 typedef void (*qmv_fn)(const tsri_qmm_problem *p, const float *xp, int64_t b, int64_t e);
 typedef void (*dequantize_fn)(const tsri_qmm_problem *p, int64_t b, int64_t e, float *dst,
                               int64_t dst_stride);
+typedef void (*span_fn)(const tsri_qmm_problem *p, int64_t row, int64_t begin, int64_t count,
+                        float *dst);
 
 #define QMV_INSTANCE(KIND, ROWS)                                                              \
   static AVX2 void qmv_##KIND##_##ROWS(const tsri_qmm_problem *p, const float *xp, int64_t b, \
@@ -316,6 +334,10 @@ typedef void (*dequantize_fn)(const tsri_qmm_problem *p, int64_t b, int64_t e, f
   static AVX2 void dequantize_##KIND(const tsri_qmm_problem *p, int64_t b, int64_t e, float *dst, \
                                      int64_t dst_stride) {                                        \
     walk_rows(p, NULL, b, e, KIND, 0, dst, dst_stride);                                           \
+  }                                                                                               \
+  static AVX2 void span_##KIND(const tsri_qmm_problem *p, int64_t row, int64_t begin,             \
+                               int64_t count, float *dst) {                                       \
+    dequantize_span_of(p, row, begin, count, dst, KIND);                                          \
   }
 KIND_INSTANCES(AFFINE2)
 KIND_INSTANCES(AFFINE4)
@@ -341,6 +363,13 @@ static void dequantize_rows(const tsri_qmm_problem *p, int64_t row_begin, int64_
   kinds[kind_of(p)](p, row_begin, row_end, dst, dst_stride);
 }
 
+static void dequantize_span(const tsri_qmm_problem *p, int64_t row, int64_t begin, int64_t count,
+                            float *dst) {
+  static const span_fn kinds[KINDS] = {span_AFFINE2, span_AFFINE4, span_FP4,
+                                       span_AFFINE8, span_MXFP8,   span_UNPACKED};
+  kinds[kind_of(p)](p, row, begin, count, dst);
+}
+
 /* Measured on the dev VM forced to AVX2 (4096 x 4096 from memory, 2 threads): qmv against the
    tiled path, affine 4-bit 5.4 ms / 7.5 ms at M = 8 and 5.6 / 13 at 16; mxfp8 4.7 / 18 at 4,
    9.7 / 18 at 8, 18.7 / 14.7 at 16. */
@@ -355,8 +384,9 @@ static tsri_qmm_x_order x_order(const tsri_qmm_problem *p) {
 }
 
 const tsri_qmm_isa *tsri_qmm_isa_avx2(void) {
-  static const tsri_qmm_isa avx2 = {"avx2",   ROWS_AT_ONCE,    qmv_max_m, x_order,
-                                    qmv_rows, dequantize_rows, NULL,      NULL};
+  static const tsri_qmm_isa avx2 = {
+      "avx2",   ROWS_AT_ONCE,    qmv_max_m,       x_order,
+      qmv_rows, dequantize_rows, dequantize_span, tsri_qgemm_kernel_avx2};
   return &avx2;
 }
 

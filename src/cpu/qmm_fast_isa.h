@@ -32,6 +32,8 @@ typedef struct {
    panel packed k-major (b[k * nr + j], column j), both read in full (zero padded by the driver). */
 typedef struct {
   int mr, nr;
+  /* Largest M for which this beats the dequantized tiles through sgemm (0: any M). */
+  int64_t max_m;
   /* c[i * ldc + j] = (accumulate ? c[i * ldc + j] : 0) + sum over k < kc of a[k mr + i] b[k nr +
      j], for every i < mr, j < nr; the sum in float32, in increasing k. */
   void (*multiply)(int64_t kc, const float *a, const float *b, float *c, int64_t ldc,
@@ -41,6 +43,7 @@ typedef struct {
 } tsri_qgemm_kernel;
 
 const tsri_qgemm_kernel *tsri_qgemm_kernel_avx512(void); /* cpu/qgemm_avx512.c (NULL off x86) */
+const tsri_qgemm_kernel *tsri_qgemm_kernel_avx2(void);   /* cpu/qgemm_avx2.c (NULL off x86) */
 
 typedef struct {
   const char *name;

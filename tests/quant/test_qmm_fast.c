@@ -264,9 +264,10 @@ enum { FORMATS = sizeof formats / sizeof formats[0] };
 /* Both sides of every threshold: qmv for M <= 12 (AVX-512; 8 for 3/5/6 bits), <= 16 (AVX2; 8
    for mxfp8 and 3/5/6 bits), 1 (portable), in chunks of 8 (AVX-512) or 4 rows; two weight rows
    at once for M <= 2; above, the fused GEMM (AVX-512: 8-row x panels, 128-column blocks of
-   32-column panels, 256 values of k at a time) or the tiled path. */
+   32-column panels, 256 values of k at a time; AVX2: 6-row and 16-column panels, up to M = 128)
+   or the tiled path (portable; AVX2 above M = 128: the child's M = 129). */
 static const int64_t all_ms[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 24, 25, 33, 64, 65, 129};
-static const int64_t child_ms[] = {1, 2, 3, 5, 8, 9, 16, 17, 65};
+static const int64_t child_ms[] = {1, 2, 3, 5, 8, 9, 16, 17, 65, 129};
 static const int64_t ns[] = {13, 67, 250};
 
 static void run_cases(const int64_t *ms, size_t m_count) {
