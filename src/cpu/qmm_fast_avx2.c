@@ -74,13 +74,19 @@ AVX2_INLINE group_consts group_setup(int kind, float scale, float bias, tsr_dtyp
   return c;
 }
 
-/* E4M3 codes (one per lane) to float32, exactly tsri_qf_e4m3_decode (see the AVX-512 twin). */
+/* E4M3 codes (one per lane) to float32, exactly tsri_qf_e4m3_decode, never forming a float32
+   subnormal (see the AVX-512 twin): normal codes by placing the magnitude at float32's
+   exponent/mantissa boundary with the bias difference 120 added, subnormal ones as m * 2^-9. */
 AVX2_INLINE __m256 e4m3_values(__m256i codes) {
   __m256i magnitude = _mm256_and_si256(codes, _mm256_set1_epi32(0x7f));
   __m256i sign =
       _mm256_and_si256(_mm256_slli_epi32(codes, 24), _mm256_set1_epi32((int)0x80000000u));
-  __m256i bits = _mm256_or_si256(sign, _mm256_slli_epi32(magnitude, 20));
-  __m256 values = _mm256_mul_ps(_mm256_castsi256_ps(bits), _mm256_set1_ps(0x1p120f));
+  __m256 normal = _mm256_castsi256_ps(
+      _mm256_add_epi32(_mm256_slli_epi32(magnitude, 20), _mm256_set1_epi32(120 << 23)));
+  __m256 subnormal = _mm256_mul_ps(_mm256_cvtepi32_ps(magnitude), _mm256_set1_ps(0x1p-9f));
+  __m256 is_subnormal = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(8), magnitude));
+  __m256 values =
+      _mm256_or_ps(_mm256_castsi256_ps(sign), _mm256_blendv_ps(normal, subnormal, is_subnormal));
   __m256 nan = _mm256_castsi256_ps(_mm256_cmpeq_epi32(magnitude, _mm256_set1_epi32(0x7f)));
   return _mm256_blendv_ps(values, _mm256_set1_ps(__builtin_nanf("")), nan);
 }
