@@ -69,6 +69,10 @@ static const tsri_qmm_isa *isa(void) {
   return chosen_isa;
 }
 
+void tsri_qmm_fast_dequantize_row(const tsri_qmm_problem *p, int64_t row, float *dst) {
+  isa()->dequantize_span(p, row, 0, tsri_qmm_row_codes(p), dst);
+}
+
 const char *tsri_qmm_fast_isa_name(void) {
   return isa()->name;
 }
@@ -140,14 +144,9 @@ static void scalar_dequantize_rows(const tsri_qmm_problem *p, int64_t row_begin,
 }
 
 const tsri_qmm_isa *tsri_qmm_isa_scalar(void) {
-  static const tsri_qmm_isa scalar = {"scalar",
-                                      SCALAR_ROWS_AT_ONCE,
-                                      scalar_qmv_max_m,
-                                      scalar_x_order,
-                                      scalar_qmv_rows,
-                                      scalar_dequantize_rows,
-                                      NULL,
-                                      NULL};
+  static const tsri_qmm_isa scalar = {
+      "scalar",        SCALAR_ROWS_AT_ONCE,    scalar_qmv_max_m,  scalar_x_order,
+      scalar_qmv_rows, scalar_dequantize_rows, scalar_dequantize, NULL};
   return &scalar;
 }
 

@@ -29,6 +29,11 @@ bool tsri_qmm_fast_accepts(const tsri_qmm_problem *p);
    the reference kernel instead. Does not use p->scratch. Any thread, several at once. */
 void tsri_qmm_fast(const tsri_qmm_problem *p);
 
+/* Packed row `row` of p (row codes as tsri_qmm_row_codes) dequantized into dst exactly as
+   cpu/qmm.h's weights: affine T(T(s * q) + b), fp modes value(code) * scale in float32, through
+   the widest instruction set of this process (tsr_dequantize's fast path). Any thread. */
+void tsri_qmm_fast_dequantize_row(const tsri_qmm_problem *p, int64_t row, float *dst);
+
 /* "avx512", "avx2" or "scalar": the instruction set the fast paths use in this process. */
 const char *tsri_qmm_fast_isa_name(void);
 

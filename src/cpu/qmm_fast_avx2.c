@@ -1,7 +1,7 @@
 /* cpu/qmm_fast_avx2.c — the AVX2+FMA+F16C kernels of the fast quantized matmul
  * (cpu/qmm_fast_isa.h): qmv rows and natural-order dequantization, 8 lanes wide. Affine codes are
- * converted and scaled (2-bit ones through an 8-entry table per group), E2M1 codes read an 8-entry
- * table of magnitude * scale with the sign bit moved over, E4M3 codes are decoded with bit
+ * converted and scaled (2-bit ones through an 8-entry table per group), E2M1 codes read one of two
+ * 8-entry tables (value * scale, by the sign bit), E4M3 codes are decoded with bit
  * arithmetic, 3/5/6-bit codes are unpacked to bytes first. Every function carries
  * target("avx2,fma,f16c"), so the library builds and runs without them; cpu/qmm_fast.c calls these
  * only when the CPU has all three. */
@@ -55,28 +55,37 @@ AVX2_INLINE __m256 affine_weights(__m256 q, __m256 scale, __m256 bias, tsr_dtype
   return round_to(_mm256_add_ps(scaled, bias), dtype);
 }
 
-/* One group's constants: scale and bias, the scales' dtype, and for the table kinds an 8-entry
-   table (AFFINE2: the weights of codes i & 3; FP4: |E2M1 value of code i| * scale). */
+/* One group's constants: scale and bias, the scales' dtype, and for the table kinds 8-entry
+   tables (AFFINE2: the weights of codes i & 3; FP4: E2M1 value of code i * scale in `table`, of
+   code 8 + i in `negative`: products formed as the scalar decode forms them, so that even the
+   NaN of 0 * Inf or of a NaN scale has its bits). */
 typedef struct {
-  __m256 scale, bias, table;
+  __m256 scale, bias, table, negative;
   tsr_dtype dtype;
 } group_consts;
 
 AVX2_INLINE group_consts group_setup(int kind, float scale, float bias, tsr_dtype dtype) {
-  group_consts c = {_mm256_set1_ps(scale), _mm256_set1_ps(bias), _mm256_setzero_ps(), dtype};
+  group_consts c = {_mm256_set1_ps(scale), _mm256_set1_ps(bias), _mm256_setzero_ps(),
+                    _mm256_setzero_ps(), dtype};
   if (kind == AFFINE2) {
     __m256 q = _mm256_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 0.0f, 1.0f, 2.0f, 3.0f);
     c.table = affine_weights(q, c.scale, c.bias, dtype);
   } else if (kind == FP4) {
     __m256 e2m1 = _mm256_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f);
+    __m256 negative = _mm256_setr_ps(-0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f);
+    /* Opaque to the compiler, which would otherwise form (-v) * s as -(v * s): equal but for
+       the sign of a NaN (0 * Inf), which the scalar decode's multiply leaves as the CPU's. */
+    __asm__("" : "+x"(negative));
     c.table = _mm256_mul_ps(e2m1, c.scale);
+    c.negative = _mm256_mul_ps(negative, c.scale);
   }
   return c;
 }
 
 /* E4M3 codes (one per lane) to float32, exactly tsri_qf_e4m3_decode, never forming a float32
    subnormal (see the AVX-512 twin): normal codes by placing the magnitude at float32's
-   exponent/mantissa boundary with the bias difference 120 added, subnormal ones as m * 2^-9. */
+   exponent/mantissa boundary with the bias difference 120 added, subnormal ones as m * 2^-9;
+   0x7F / 0xFF the quiet NaN with the code's sign, bit for bit tsri_qf_e4m3_decode. */
 AVX2_INLINE __m256 e4m3_values(__m256i codes) {
   __m256i magnitude = _mm256_and_si256(codes, _mm256_set1_epi32(0x7f));
   __m256i sign =
@@ -85,10 +94,10 @@ AVX2_INLINE __m256 e4m3_values(__m256i codes) {
       _mm256_add_epi32(_mm256_slli_epi32(magnitude, 20), _mm256_set1_epi32(120 << 23)));
   __m256 subnormal = _mm256_mul_ps(_mm256_cvtepi32_ps(magnitude), _mm256_set1_ps(0x1p-9f));
   __m256 is_subnormal = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(8), magnitude));
-  __m256 values =
-      _mm256_or_ps(_mm256_castsi256_ps(sign), _mm256_blendv_ps(normal, subnormal, is_subnormal));
   __m256 nan = _mm256_castsi256_ps(_mm256_cmpeq_epi32(magnitude, _mm256_set1_epi32(0x7f)));
-  return _mm256_blendv_ps(values, _mm256_set1_ps(__builtin_nanf("")), nan);
+  __m256 values = _mm256_blendv_ps(normal, subnormal, is_subnormal);
+  values = _mm256_blendv_ps(values, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)), nan);
+  return _mm256_or_ps(_mm256_castsi256_ps(sign), values); /* a NaN keeps the code's sign too */
 }
 
 /* The weights of the codes in the low bits of each lane (bits above them are ignored). */
@@ -96,11 +105,10 @@ AVX2_INLINE __m256 weights(__m256i codes, int kind, const group_consts *c) {
   switch (kind) {
     case AFFINE2:
       return _mm256_permutevar8x32_ps(c->table, codes);
-    case FP4: {
-      __m256 magnitude = _mm256_permutevar8x32_ps(c->table, codes);
-      __m256i sign =
-          _mm256_and_si256(_mm256_slli_epi32(codes, 28), _mm256_set1_epi32((int)0x80000000u));
-      return _mm256_xor_ps(magnitude, _mm256_castsi256_ps(sign));
+    case FP4: { /* the code's sign bit, moved to bit 31, picks the table */
+      __m256 sign = _mm256_castsi256_ps(_mm256_slli_epi32(codes, 28));
+      return _mm256_blendv_ps(_mm256_permutevar8x32_ps(c->table, codes),
+                              _mm256_permutevar8x32_ps(c->negative, codes), sign);
     }
     case MXFP8:
       return _mm256_mul_ps(e4m3_values(codes), c->scale);

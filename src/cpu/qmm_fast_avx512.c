@@ -118,7 +118,8 @@ static AVX512 void build_tables(const tsri_qmm_problem *p, int bits, const float
    which 1/16 are E4M3 subnormals, the earlier decode through value * 2^-120 bits ran mxfp8 qmv
    2.7x slower): a normal code's magnitude placed at float32's exponent/mantissa boundary with
    the bias difference 127 - 7 added is its value; a subnormal one (exponent field 0) is
-   m * 2^-9, converted. The sign bit is moved over; 0x7F / 0xFF are NaN. */
+   m * 2^-9, converted. The sign bit is moved over; 0x7F / 0xFF are the quiet NaN with that
+   sign, bit for bit tsri_qf_e4m3_decode. */
 AVX512_INLINE __m512 e4m3_values(__m512i codes) {
   __m512i magnitude = _mm512_and_si512(codes, _mm512_set1_epi32(0x7f));
   __m512 value = _mm512_castsi512_ps(
@@ -126,11 +127,12 @@ AVX512_INLINE __m512 e4m3_values(__m512i codes) {
   __mmask16 subnormal = _mm512_cmplt_epi32_mask(magnitude, _mm512_set1_epi32(8));
   value =
       _mm512_mask_mul_ps(value, subnormal, _mm512_cvtepi32_ps(magnitude), _mm512_set1_ps(0x1p-9f));
-  __m512i bits =
-      _mm512_ternarylogic_epi32(_mm512_slli_epi32(codes, 24), _mm512_set1_epi32((int)0x80000000u),
-                                _mm512_castps_si512(value), 0xea); /* (sign & mask) | value */
   __mmask16 nan = _mm512_cmpeq_epi32_mask(magnitude, _mm512_set1_epi32(0x7f));
-  return _mm512_castsi512_ps(_mm512_mask_mov_epi32(bits, nan, _mm512_set1_epi32(0x7fc00000)));
+  __m512i unsigned_bits =
+      _mm512_mask_mov_epi32(_mm512_castps_si512(value), nan, _mm512_set1_epi32(0x7fc00000));
+  return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(
+      _mm512_slli_epi32(codes, 24), _mm512_set1_epi32((int)0x80000000u), unsigned_bits,
+      0xea)); /* (sign & mask) | value: a NaN keeps the code's sign, as the scalar decode */
 }
 
 /* 16 byte codes (one per lane) to weights for affine 8-bit or generic bits, or for mxfp8. */

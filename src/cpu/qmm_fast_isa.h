@@ -61,7 +61,7 @@ typedef struct {
   void (*dequantize_rows)(const tsri_qmm_problem *p, int64_t row_begin, int64_t row_end, float *dst,
                           int64_t dst_stride);
   /* Codes [begin, begin + count) of packed row `row`, whole groups, dequantized into dst[0 ..
-     count) in natural order (NULL when the ISA has no fused GEMM to feed). */
+     count) in natural order (the fused GEMM's panels, tsr_dequantize's rows). */
   void (*dequantize_span)(const tsri_qmm_problem *p, int64_t row, int64_t begin, int64_t count,
                           float *dst);
   /* The fused GEMM's micro-kernel for prefill-sized M (NULL: dequantized tiles through sgemm). */

@@ -22,6 +22,7 @@
 #include "base/status.h"
 #include "cpu/kernels.h"
 #include "cpu/parallel.h"
+#include "cpu/qmm_fast.h"
 #include "cpu/rows.h"
 #include "ops/quant.h"
 
@@ -304,6 +305,7 @@ typedef struct {
   const tsr_array *w_q, *scales, *biases, *out;
   tsr_dtype arithmetic_dtype; /* affine: the scales' dtype; fp modes: the output's */
   int64_t k, groups, words;
+  bool simd; /* rows go through tsri_qmm_fast_dequantize_row (see simd_applies) */
   atomic_bool out_of_memory;
 } dequantize_job;
 
@@ -356,6 +358,41 @@ static const void *element_at(const tsr_array *a, int64_t offset) {
   return (const unsigned char *)a->buffer->data + offset * (int64_t)tsr_dtype_size(a->dtype);
 }
 
+/* Whether the SIMD row decoder of the fast matmul gives exactly this dequantize's values: it
+   forms cpu/qmm.h's float32 weights, which are this op's for affine (T-exact values, rounded to
+   the output dtype on store as here) and for the fp modes with a float32 output and no global
+   scale (value * scale in float32); and it reads rows with unit stride. */
+static bool simd_applies(const dequantize_job *job) {
+  const tsri_dequantize_params *p = job->p;
+  bool unit = job->w_q->strides[job->w_q->ndim - 1] == 1 &&
+              job->scales->strides[job->scales->ndim - 1] == 1 &&
+              (!job->biases || job->biases->strides[job->biases->ndim - 1] == 1);
+  bool same_values =
+      p->mode == TSRI_QF_AFFINE || (job->out->dtype == TSR_FLOAT32 && !p->has_global_scale);
+  return unit && same_values && job->k % p->group_size == 0;
+}
+
+/* Row r of the job as the fast matmul's row decoder sees it (one row, its own pointers). */
+static void simd_dequantize_row(const dequantize_job *job, int64_t r, float *values) {
+  const tsri_dequantize_params *p = job->p;
+  tsri_qmm_problem row = {
+      .mode = p->mode,
+      .group_size = p->group_size,
+      .bits = p->bits,
+      .transpose = true,
+      .m = 1,
+      .n = 1,
+      .k = job->k,
+      .w = element_at(job->w_q, row_offset(job->w_q, r)),
+      .w_row_words = job->words,
+      .scales = element_at(job->scales, row_offset(job->scales, r)),
+      .biases = job->biases ? element_at(job->biases, row_offset(job->biases, r)) : NULL,
+      .groups = job->groups,
+      .scale_row_stride = job->groups,
+      .scale_dtype = job->scales->dtype};
+  tsri_qmm_fast_dequantize_row(&row, 0, values);
+}
+
 /* Rows [begin, end): w_q, scales and biases read through their strides, out written packed. */
 static void dequantize_rows(int64_t begin, int64_t end, void *ctx) {
   dequantize_job *job = ctx;
@@ -376,6 +413,13 @@ static void dequantize_rows(int64_t begin, int64_t end, void *ctx) {
   int64_t word_stride = w_q->strides[w_q->ndim - 1];
   size_t out_element = tsr_dtype_size(job->out->dtype);
   for (int64_t r = begin; r < end; r++) {
+    if (job->simd) {
+      simd_dequantize_row(job, r, s.values);
+      tsri_cpu_store_f32(
+          (unsigned char *)job->out->buffer->data + r * job->k * (int64_t)out_element,
+          job->out->dtype, job->k, s.values);
+      continue;
+    }
     const uint32_t *row = element_at(w_q, row_offset(w_q, r));
     if (word_stride != 1) {
       for (int64_t j = 0; j < job->words; j++)
@@ -407,6 +451,7 @@ static tsr_status cpu_dequantize(tsr_array *node) {
   job.arithmetic_dtype = p->mode == TSRI_QF_AFFINE ? job.scales->dtype : node->dtype;
   job.groups = job.k / p->group_size;
   job.words = job.w_q->shape[job.w_q->ndim - 1];
+  job.simd = simd_applies(&job);
   atomic_init(&job.out_of_memory, false);
   tsri_parallel_for(node->size / job.k, rows_grain(job.k), dequantize_rows, &job);
   if (atomic_load(&job.out_of_memory))

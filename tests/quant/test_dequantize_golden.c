@@ -3,9 +3,12 @@
  * element's bits (any NaN equals any NaN), on every row — a dequantize of given codes is defined
  * even where the codes came from NaN/Inf input. Where MLX ignored the requested dtype (nvfp4 with
  * a global scale returns float32), MLX's float32 rounded to the requested dtype is the answer
- * (docs/quant-rules.md). Also: transposed (non-contiguous) inputs give the same bits. */
+ * (docs/quant-rules.md). Also: transposed (non-contiguous) inputs give the same bits (the scalar
+ * decoder; contiguous rows take the SIMD one), and the same again with TSR_CPU_ISA=avx2 and
+ * scalar in child processes. */
 #include <math.h>
 
+#include "child.h"
 #include "golden.h"
 
 typedef struct {
@@ -84,7 +87,7 @@ static void run_case(const cJSON *c, tally *t) {
     tsr_array_release(all[i]);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
   cJSON *root = golden_manifest();
   tally t = {0, 0, 0};
   const cJSON *c = NULL;
@@ -95,6 +98,10 @@ int main(void) {
   CHECK_EQ_INT(t.mismatches, 0);
   CHECK_EQ_INT(t.cases, 254);
   cJSON_Delete(root);
+  if (!test_is_child(argc, argv)) { /* the other instruction sets' row decoders, bit for bit */
+    test_run_child("TSR_CPU_ISA", "avx2");
+    test_run_child("TSR_CPU_ISA", "scalar");
+  }
   tsr_memory_clear_cache((tsr_device){TSR_CPU, 0});
   CHECK_NO_LEAKS();
   tsr_shutdown();

@@ -13,10 +13,9 @@
  * NaN; where it is +-Inf (an Inf scale, no NaN) y must be the same infinity. */
 #include <math.h>
 #include <pthread.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "check.h"
+#include "child.h"
 
 typedef struct {
   tsr_quant_mode mode;
@@ -320,31 +319,15 @@ static void check_concurrent(void) {
     CHECK_OK(tsr_stream_free(streams[i]));
 }
 
-/* This program again with one environment variable set, running the child cases. */
-static void run_child(const char *name, const char *value) {
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    setenv(name, value, 1);
-    execl("/proc/self/exe", "test_qmm_fast", "child", (char *)NULL);
-    _exit(127);
-  }
-  int status = 0;
-  CHECK(waitpid(pid, &status, 0) == pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    CHECK_FAIL_("child with %s=%s failed (status %d)", name, value, status);
-}
-
 int main(int argc, char **argv) {
-  bool child = argc > 1 && strcmp(argv[1], "child") == 0;
-  if (child) {
+  if (test_is_child(argc, argv)) {
     run_cases(child_ms, sizeof child_ms / sizeof child_ms[0]);
   } else {
     run_cases(all_ms, sizeof all_ms / sizeof all_ms[0]);
     check_concurrent();
-    run_child("TSR_CPU_ISA", "scalar");
-    run_child("TSR_CPU_ISA", "avx2");
-    run_child("TSR_NUM_THREADS", "3");
+    test_run_child("TSR_CPU_ISA", "scalar");
+    test_run_child("TSR_CPU_ISA", "avx2");
+    test_run_child("TSR_NUM_THREADS", "3");
   }
   tsr_memory_clear_cache((tsr_device){TSR_CPU, 0});
   CHECK_NO_LEAKS();
