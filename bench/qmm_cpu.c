@@ -10,7 +10,8 @@
  * come from memory as in a model whose layers do not fit the caches. Best of several repeats
  * after a warm-up. Not a test: it checks only that results are finite.
  * `qmm_cpu quick` skips M = 512 and the 13696-wide shapes; `qmm_cpu decode` runs M = 1 only;
- * `qmm_cpu prefill` runs M = 64 and 512 at 4096 x 4096. */
+ * `qmm_cpu prefill` runs M = 64 and 512 at 4096 x 4096; `qmm_cpu dequantize` times
+ * tsr_dequantize to float32 at 4096 x 4096 against a memcpy of its output. */
 #include <cblas.h>
 #include <math.h>
 #include <pthread.h>
@@ -331,6 +332,48 @@ static void run_sgemm(void *p) {
               s->k, 0.0f, s->y, s->n);
 }
 
+typedef struct {
+  weights *w;
+  int next;
+} dequantize_ctx;
+
+static void run_dequantize(void *p) {
+  dequantize_ctx *d = p;
+  weights *w = d->w;
+  int c = d->next++ % w->copies;
+  tsr_array *out = NULL;
+  tsr_status st = tsr_dequantize(&out, w->w_q[c], w->scales[c], w->biases[c], w->f->group_size,
+                                 w->f->bits, w->f->mode, TSR_FLOAT32, NULL);
+  if (st == TSR_OK) st = tsr_eval(&out, 1);
+  tsr_array_release(out);
+  if (st != TSR_OK) die("dequantize", st);
+}
+
+typedef struct {
+  const float *from;
+  float *to;
+  size_t bytes;
+} copy_ctx;
+
+static void run_copy(void *p) {
+  copy_ctx *c = p;
+  memcpy(c->to, c->from, c->bytes);
+  __asm__ volatile("" : : "r"(c->to) : "memory");
+}
+
+/* tsr_dequantize to float32 against memcpy of its output's bytes (one thread). */
+static void bench_dequantize(weights *w) {
+  size_t bytes = (size_t)(w->n * w->k) * sizeof(float);
+  copy_ctx copy = {w->dense, checked_malloc(bytes), bytes};
+  dequantize_ctx d = {w, 0};
+  double t_dequantize = time_it(run_dequantize, &d), t_copy = time_it(run_copy, &copy);
+  printf("| %s | %lld x %lld | %.3f | %.1f | %.1f | %.2f |\n", w->f->name, (long long)w->n,
+         (long long)w->k, t_dequantize * 1e3, (double)bytes / t_dequantize * 1e-9,
+         (double)bytes / t_copy * 1e-9, t_copy / t_dequantize);
+  fflush(stdout);
+  free(copy.to);
+}
+
 /* One table row: the op, the plain read of its weight bytes, sgemm on float32 weights. */
 static void bench_case(weights *w, int64_t m) {
   float *x = checked_malloc((size_t)(m * w->k) * sizeof(float));
@@ -364,6 +407,21 @@ int main(int argc, char **argv) {
   static const int64_t shapes[][2] = {{4096, 4096}, {13696, 4096}, {4096, 13696}};
   static const int64_t ms[] = {1, 64, 512};
   readers_start();
+  if (argc > 1 && strcmp(argv[1], "dequantize") == 0) {
+    printf(
+        "## qmm_cpu dequantize: tsr_dequantize to float32 (build + eval) on %d threads\n\n"
+        "| format | N x K | ms | output GB/s | memcpy GB/s (1 thread) | memcpy / ours |\n"
+        "| --- | --- | --- | --- | --- | --- |\n",
+        readers.threads);
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+      weights *w = make_weights(&formats[f], shapes[0][0], shapes[0][1]);
+      bench_dequantize(w);
+      free_weights(w);
+    }
+    readers_stop();
+    tsr_shutdown();
+    return 0;
+  }
   printf("## qmm_cpu: tsr_quantized_matmul (build + eval, transpose, x float32) on %d threads\n\n",
          readers.threads);
   printf(
