@@ -1,8 +1,9 @@
 /* cpu/qmm_fast.c — the driver of the fast quantized-matmul paths (cpu/qmm_fast.h): chooses the
  * instruction set once, lays x out for the qmv kernels, splits rows across the pool
- * (cpu/parallel.h), and runs the tiled path (dequantize a tile of weight rows to float32, then
- * cblas_sgemm on it); also the portable scalar kernels. Not the SIMD kernels themselves
- * (cpu/qmm_fast_avx512.c, cpu/qmm_fast_avx2.c). */
+ * (cpu/parallel.h), picks qmv, the fused GEMM (cpu/qgemm.c) or the tiled path (dequantize a tile
+ * of weight rows to float32, then cblas_sgemm on it), which it runs; also the portable scalar
+ * kernels. Not the SIMD kernels themselves (cpu/qmm_fast_avx512.c, cpu/qmm_fast_avx2.c,
+ * cpu/qgemm_avx512.c, cpu/qgemm_avx2.c). */
 #include "cpu/qmm_fast.h"
 
 #include <cblas.h>

@@ -1,8 +1,10 @@
 /* cpu/qmm_fast.h — the fast CPU paths of one quantized matrix product (cpu/qmm.h's
  * tsri_qmm_problem), for tsri_qmm_choose_kernel to pick: a fused dequantize-dot (qmv) across the
- * cores for decode-sized M with transpose, and otherwise dequantized float32 tiles of the weights
- * handed to cblas_sgemm. Each in AVX-512, AVX2+FMA or portable C, chosen once per process from
- * the CPU (base/discovery.h) and capped by TSR_CPU_ISA. Not the node-level driver (cpu/qmm.c).
+ * cores for decode-sized M with transpose; above it the fused dequantize-GEMM (cpu/qgemm.h)
+ * where the instruction set has a micro-kernel and M is in its range, else dequantized float32
+ * tiles of the weights handed to cblas_sgemm. Each in AVX-512, AVX2+FMA or portable C, chosen
+ * once per process from the CPU (base/discovery.h) and capped by TSR_CPU_ISA; the same row
+ * decoders serve tsr_dequantize. Not the node-level driver (cpu/qmm.c).
  *
  * Results agree with the reference kernel within cpu/qmm.h's bound: every weight is dequantized
  * exactly as the reference does it; only the order of the float32 sum over K differs.
