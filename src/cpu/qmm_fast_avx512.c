@@ -20,7 +20,7 @@ enum { ROWS_AT_ONCE = 8, LANES = 16, MAX_GROUP = TSRI_QMM_MAX_GROUP };
    other, so this runs on into the next rows). Measured on the dev VM (AMD EPYC, 2 cores,
    4096 x 4096 affine 4-bit from memory): no prefetch 6.6 GB/s on one core, 1 KiB 8.2, 4 KiB
    15.4, 8 KiB 18.6 (28 on two cores), 16 KiB 16.7, 32 KiB 18.4. */
-enum { PREFETCH_BYTES = 8192 };
+enum { PREFETCH_BYTES = 16384 };
 
 AVX512_INLINE void prefetch(const uint8_t *codes) {
   /* An address past the weights is harmless to a prefetch; computed as an integer so that no
@@ -196,7 +196,7 @@ AVX512_INLINE __m512i second_half(void) {
 /* ---- qmv: one pass over each weight row, M <= ROWS_AT_ONCE dot products --------------------- */
 
 /* The kinds of rows, each with its own way from codes to weights. */
-enum { TABLE2, TABLE4, AFFINE8, MXFP8, UNPACKED, KINDS };
+enum { TABLE2, TABLE4, FP4, AFFINE8, MXFP8, UNPACKED, KINDS };
 
 /* Partial sums [x row][weight row][chain]. Each sum runs in two chains (alternate vectors), and
    with one or two x rows two weight rows are walked together: enough independent FMAs in flight
@@ -223,21 +223,33 @@ AVX512_INLINE void add_products(sums *s, int r, int chain, __m512 w, const float
         _mm512_fmadd_ps(w, _mm512_loadu_ps(x + m * k_stride), s->acc[m][r][chain]);
 }
 
-/* 2- or 4-bit codes (the table kinds); x in the (16 lanes, 8 / bits) order. */
-AVX512_INLINE void table_segment(const qmv_segment *t, int rows, int wrows, int bits, sums *s) {
+/* Group g's table of weight row r: built beforehand for affine (t->tables: rounding to the
+   scales' dtype costs as much as a group's dot products), formed here for E2M1 (one multiply;
+   writing and re-reading a table per group cost mxfp4 qmv a quarter of its time). */
+AVX512_INLINE __m512 group_table(const qmv_segment *t, int r, int64_t g, bool fp4) {
+  if (!fp4) return t->tables[r][g];
+  __m512 e2m1 = _mm512_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f,
+                               -1.5f, -2.0f, -3.0f, -4.0f, -6.0f);
+  return _mm512_mul_ps(e2m1, _mm512_set1_ps(t->scales[r][g]));
+}
+
+/* 2- or 4-bit codes (the table kinds); x in the (16 lanes, 8 / bits) order; fp4: E2M1 codes. */
+AVX512_INLINE void table_segment(const qmv_segment *t, int rows, int wrows, int bits, bool fp4,
+                                 sums *s) {
   const int per_byte = 8 / bits;
   const int64_t k = t->p->k, group_size = t->p->group_size, block = LANES * per_byte;
   __m512 table[2], second[2];
   if (group_size >= block) {
     for (int64_t g = 0; g < t->count; g++) {
       for (int r = 0; r < wrows; r++)
-        table[r] = t->tables[r][g];
+        table[r] = group_table(t, r, g, fp4);
       int64_t begin = (t->first + g) * group_size;
       for (int64_t at = begin; at < begin + group_size; at += block)
 #pragma GCC unroll 2
         for (int r = 0; r < wrows; r++) {
-          prefetch(t->bytes[r] + at / per_byte);
-          __m512i v = load_bytes16(t->bytes[r] + at / per_byte);
+          const uint8_t *codes = t->bytes[r] + (uint64_t)at / (uint64_t)per_byte;
+          prefetch(codes);
+          __m512i v = load_bytes16(codes);
 #pragma GCC unroll 4
           for (int j = 0; j < per_byte; j++)
             add_products(s, r, j & 1,
@@ -253,8 +265,8 @@ AVX512_INLINE void table_segment(const qmv_segment *t, int rows, int wrows, int 
     int64_t at = (t->first + g) * group_size;
 #pragma GCC unroll 2
     for (int r = 0; r < wrows; r++) {
-      table[r] = t->tables[r][g];
-      second[r] = t->tables[r][g + 1];
+      table[r] = group_table(t, r, g, fp4);
+      second[r] = group_table(t, r, g + 1, fp4);
       prefetch(t->bytes[r] + at / per_byte);
       __m512i v = load_bytes16(t->bytes[r] + at / per_byte);
 #pragma GCC unroll 4
@@ -270,7 +282,7 @@ AVX512_INLINE void table_segment(const qmv_segment *t, int rows, int wrows, int 
   /* The row's last group alone: a half block in 8 lanes. */
   int64_t at = (t->first + g) * group_size;
   for (int r = 0; r < wrows; r++) {
-    table[r] = t->tables[r][g];
+    table[r] = group_table(t, r, g, fp4);
     __m512i v = load_bytes8(t->bytes[r] + at / per_byte);
     for (int j = 0; j < per_byte; j++) {
       __m512 w = _mm512_permutexvar_ps(_mm512_srli_epi32(v, j * bits), table[r]);
@@ -346,15 +358,18 @@ AVX512_INLINE void qmv_rows_at(const tsri_qmm_problem *p, const float *xp, int64
         groups - t.first < TSRI_QMM_SEGMENT_GROUPS ? groups - t.first : TSRI_QMM_SEGMENT_GROUPS;
     for (int r = 0; r < wrows; r++) {
       widen_params(p, row + r, t.first, t.count, t.scales[r], t.biases[r]);
-      if (kind == TABLE2 || kind == TABLE4)
+      if (kind == TABLE2 || kind == TABLE4) /* FP4 forms its tables as it goes */
         build_tables(p, kind == TABLE2 ? 2 : 4, t.scales[r], t.biases[r], t.count, t.tables[r]);
     }
     switch (kind) {
       case TABLE2:
-        table_segment(&t, rows, wrows, 2, &s);
+        table_segment(&t, rows, wrows, 2, false, &s);
         break;
       case TABLE4:
-        table_segment(&t, rows, wrows, 4, &s);
+        table_segment(&t, rows, wrows, 4, false, &s);
+        break;
+      case FP4:
+        table_segment(&t, rows, wrows, 4, true, &s);
         break;
       case AFFINE8:
         byte_segment(&t, rows, wrows, TSRI_QF_AFFINE, false, &s);
@@ -407,6 +422,7 @@ typedef void (*qmv_fn)(const tsri_qmm_problem *p, const float *xp, int64_t b, in
                                                   qmv_##KIND##_7, qmv_##KIND##_8};
 QMV_KIND(TABLE2)
 QMV_KIND(TABLE4)
+QMV_KIND(FP4)
 QMV_KIND(AFFINE8)
 QMV_KIND(MXFP8)
 QMV_KIND(UNPACKED)
@@ -415,15 +431,15 @@ QMV_KIND(UNPACKED)
 
 static int kind_of(const tsri_qmm_problem *p) {
   if (p->mode == TSRI_QF_MXFP8) return MXFP8;
-  if (p->bits == 4) return TABLE4; /* affine 4, mxfp4, nvfp4 */
+  if (p->bits == 4) return p->mode == TSRI_QF_AFFINE ? TABLE4 : FP4; /* FP4: mxfp4, nvfp4 */
   if (p->bits == 2) return TABLE2;
   return p->bits == 8 ? AFFINE8 : UNPACKED;
 }
 
 static void qmv_rows(const tsri_qmm_problem *p, const float *xp, int64_t row_begin,
                      int64_t row_end) {
-  static const qmv_fn *const kinds[KINDS] = {qmv_TABLE2, qmv_TABLE4, qmv_AFFINE8, qmv_MXFP8,
-                                             qmv_UNPACKED};
+  static const qmv_fn *const kinds[KINDS] = {qmv_TABLE2,  qmv_TABLE4, qmv_FP4,
+                                             qmv_AFFINE8, qmv_MXFP8,  qmv_UNPACKED};
   kinds[kind_of(p)][p->m - 1](p, xp, row_begin, row_end);
 }
 
@@ -440,7 +456,7 @@ static int64_t qmv_max_m(const tsri_qmm_problem *p) {
 static tsri_qmm_x_order x_order(const tsri_qmm_problem *p) {
   int kind = kind_of(p);
   if (kind == TABLE2) return (tsri_qmm_x_order){LANES, 4};
-  if (kind == TABLE4) return (tsri_qmm_x_order){LANES, 2};
+  if (kind == TABLE4 || kind == FP4) return (tsri_qmm_x_order){LANES, 2};
   return (tsri_qmm_x_order){0, 1};
 }
 
@@ -547,7 +563,8 @@ static AVX512 void dequantize_span(const tsri_qmm_problem *p, int64_t row, int64
   for (t.first = begin / p->group_size; t.first < end; t.first += TSRI_QMM_SEGMENT_GROUPS) {
     t.count = end - t.first < TSRI_QMM_SEGMENT_GROUPS ? end - t.first : TSRI_QMM_SEGMENT_GROUPS;
     widen_params(p, row, t.first, t.count, scales, biases);
-    if (kind == TABLE4) { /* bits a constant in each call: no division in the loops */
+    if (kind == TABLE4 ||
+        kind == FP4) { /* bits a constant in each call: no division in the loops */
       build_tables(p, 4, scales, biases, t.count, tables);
       dequantize_table_segment(&t, 4, dst);
     } else if (kind == TABLE2) {
