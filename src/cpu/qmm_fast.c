@@ -137,17 +137,14 @@ static void scalar_qmv_rows(const tsri_qmm_problem *p, const float *xp, int64_t 
   }
 }
 
-static void scalar_dequantize_rows(const tsri_qmm_problem *p, int64_t row_begin, int64_t row_end,
-                                   float *dst, int64_t dst_stride) {
-  int64_t codes = tsri_qmm_row_codes(p);
-  for (int64_t r = row_begin; r < row_end; r++)
-    scalar_dequantize(p, r, 0, codes, dst + (r - row_begin) * dst_stride);
-}
-
 const tsri_qmm_isa *tsri_qmm_isa_scalar(void) {
-  static const tsri_qmm_isa scalar = {
-      "scalar",        SCALAR_ROWS_AT_ONCE,    scalar_qmv_max_m,  scalar_x_order,
-      scalar_qmv_rows, scalar_dequantize_rows, scalar_dequantize, NULL};
+  static const tsri_qmm_isa scalar = {"scalar",
+                                      SCALAR_ROWS_AT_ONCE,
+                                      scalar_qmv_max_m,
+                                      scalar_x_order,
+                                      scalar_qmv_rows,
+                                      scalar_dequantize,
+                                      NULL};
   return &scalar;
 }
 
@@ -220,8 +217,9 @@ typedef struct {
 
 static void dequantize_chunk(int64_t begin, int64_t end, void *ctx) {
   const tile_job *job = ctx;
-  job->isa->dequantize_rows(job->p, job->first_row + begin, job->first_row + end,
-                            job->tile + begin * job->row_codes, job->row_codes);
+  for (int64_t r = begin; r < end; r++)
+    job->isa->dequantize_span(job->p, job->first_row + r, 0, job->row_codes,
+                              job->tile + r * job->row_codes);
 }
 
 static bool run_tiled(const tsri_qmm_isa *kernels, const tsri_qmm_problem *p) {

@@ -267,10 +267,9 @@ AVX2_INLINE float sum_lanes(__m256 v) {
   return _mm_cvtss_f32(half);
 }
 
-/* Weight rows [row, row + wrows) dotted with the `rows` rows of xp (dst NULL), or row `row`
-   dequantized into dst. */
+/* Weight rows [row, row + wrows) dotted with the `rows` rows of xp. */
 AVX2_INLINE void walk_rows_at(const tsri_qmm_problem *p, const float *xp, int64_t row, int kind,
-                              int rows, int wrows, float *dst) {
+                              int rows, int wrows) {
   sums s;
 #pragma GCC unroll 4
   for (int m = 0; m < rows; m++)
@@ -286,12 +285,8 @@ AVX2_INLINE void walk_rows_at(const tsri_qmm_problem *p, const float *xp, int64_
         groups - t.first < TSRI_QMM_SEGMENT_GROUPS ? groups - t.first : TSRI_QMM_SEGMENT_GROUPS;
     for (int r = 0; r < wrows; r++)
       widen_params(p, row + r, t.first, t.count, t.scales[r], t.biases[r]);
-    if (dst)
-      dequantize_segment(&t, kind, dst, 0);
-    else
-      dot_segment(&t, kind, xp, rows, wrows, &s);
+    dot_segment(&t, kind, xp, rows, wrows, &s);
   }
-  if (dst) return;
 #pragma GCC unroll 4
   for (int m = 0; m < rows; m++)
     for (int r = 0; r < wrows; r++)
@@ -299,15 +294,15 @@ AVX2_INLINE void walk_rows_at(const tsri_qmm_problem *p, const float *xp, int64_
           sum_lanes(_mm256_add_ps(s.acc[m][r][0], s.acc[m][r][1]));
 }
 
-/* Rows [row_begin, row_end): dotted with xp (dst NULL) or dequantized into dst. */
+/* Rows [row_begin, row_end) dotted with xp. */
 AVX2_INLINE void walk_rows(const tsri_qmm_problem *p, const float *xp, int64_t row_begin,
-                           int64_t row_end, int kind, int rows, float *dst, int64_t dst_stride) {
+                           int64_t row_end, int kind, int rows) {
   int64_t row = row_begin;
-  if (!dst && rows <= 2)
+  if (rows <= 2)
     for (; row + 2 <= row_end; row += 2)
-      walk_rows_at(p, xp, row, kind, rows, 2, NULL);
+      walk_rows_at(p, xp, row, kind, rows, 2);
   for (; row < row_end; row++)
-    walk_rows_at(p, xp, row, kind, rows, 1, dst ? dst + (row - row_begin) * dst_stride : NULL);
+    walk_rows_at(p, xp, row, kind, rows, 1);
 }
 
 /* Codes [begin, begin + count) of packed row `row`, whole groups, into dst (the fused GEMM's
@@ -328,15 +323,13 @@ AVX2_INLINE void dequantize_span_of(const tsri_qmm_problem *p, int64_t row, int6
 /* ---- the entry points: one function per (kind, rows) so both are constants ------------------ */
 
 typedef void (*qmv_fn)(const tsri_qmm_problem *p, const float *xp, int64_t b, int64_t e);
-typedef void (*dequantize_fn)(const tsri_qmm_problem *p, int64_t b, int64_t e, float *dst,
-                              int64_t dst_stride);
 typedef void (*span_fn)(const tsri_qmm_problem *p, int64_t row, int64_t begin, int64_t count,
                         float *dst);
 
 #define QMV_INSTANCE(KIND, ROWS)                                                              \
   static AVX2 void qmv_##KIND##_##ROWS(const tsri_qmm_problem *p, const float *xp, int64_t b, \
                                        int64_t e) {                                           \
-    walk_rows(p, xp, b, e, KIND, ROWS, NULL, 0);                                              \
+    walk_rows(p, xp, b, e, KIND, ROWS);                                                       \
   }
 #define KIND_INSTANCES(KIND)                                                                      \
   QMV_INSTANCE(KIND, 1)                                                                           \
@@ -345,10 +338,6 @@ typedef void (*span_fn)(const tsri_qmm_problem *p, int64_t row, int64_t begin, i
   QMV_INSTANCE(KIND, 4)                                                                           \
   static const qmv_fn qmv_##KIND[ROWS_AT_ONCE] = {qmv_##KIND##_1, qmv_##KIND##_2, qmv_##KIND##_3, \
                                                   qmv_##KIND##_4};                                \
-  static AVX2 void dequantize_##KIND(const tsri_qmm_problem *p, int64_t b, int64_t e, float *dst, \
-                                     int64_t dst_stride) {                                        \
-    walk_rows(p, NULL, b, e, KIND, 0, dst, dst_stride);                                           \
-  }                                                                                               \
   static AVX2 void span_##KIND(const tsri_qmm_problem *p, int64_t row, int64_t begin,             \
                                int64_t count, float *dst) {                                       \
     dequantize_span_of(p, row, begin, count, dst, KIND);                                          \
@@ -367,14 +356,6 @@ static void qmv_rows(const tsri_qmm_problem *p, const float *xp, int64_t row_beg
   static const qmv_fn *const kinds[KINDS] = {qmv_AFFINE2, qmv_AFFINE4, qmv_FP4,
                                              qmv_AFFINE8, qmv_MXFP8,   qmv_UNPACKED};
   kinds[kind_of(p)][p->m - 1](p, xp, row_begin, row_end);
-}
-
-static void dequantize_rows(const tsri_qmm_problem *p, int64_t row_begin, int64_t row_end,
-                            float *dst, int64_t dst_stride) {
-  static const dequantize_fn kinds[KINDS] = {dequantize_AFFINE2, dequantize_AFFINE4,
-                                             dequantize_FP4,     dequantize_AFFINE8,
-                                             dequantize_MXFP8,   dequantize_UNPACKED};
-  kinds[kind_of(p)](p, row_begin, row_end, dst, dst_stride);
 }
 
 static void dequantize_span(const tsri_qmm_problem *p, int64_t row, int64_t begin, int64_t count,
@@ -399,8 +380,7 @@ static tsri_qmm_x_order x_order(const tsri_qmm_problem *p) {
 
 const tsri_qmm_isa *tsri_qmm_isa_avx2(void) {
   static const tsri_qmm_isa avx2 = {
-      "avx2",   ROWS_AT_ONCE,    qmv_max_m,       x_order,
-      qmv_rows, dequantize_rows, dequantize_span, tsri_qgemm_kernel_avx2};
+      "avx2", ROWS_AT_ONCE, qmv_max_m, x_order, qmv_rows, dequantize_span, tsri_qgemm_kernel_avx2};
   return &avx2;
 }
 

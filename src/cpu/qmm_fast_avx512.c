@@ -460,7 +460,7 @@ static tsri_qmm_x_order x_order(const tsri_qmm_problem *p) {
   return (tsri_qmm_x_order){0, 1};
 }
 
-/* ---- dequantization in natural order (the tiled path) ---------------------------------------- */
+/* ---- dequantization in natural order (tiles, GEMM panels, tsr_dequantize) -------------------- */
 
 /* Groups [first, first + count) of one packed row, with their scales and biases (and tables,
    for the table kinds); code `origin` of the row is written to dst[0]. */
@@ -576,16 +576,14 @@ static AVX512 void dequantize_span(const tsri_qmm_problem *p, int64_t row, int64
   }
 }
 
-static void dequantize_rows(const tsri_qmm_problem *p, int64_t row_begin, int64_t row_end,
-                            float *dst, int64_t dst_stride) {
-  for (int64_t row = row_begin; row < row_end; row++)
-    dequantize_span(p, row, 0, tsri_qmm_row_codes(p), dst + (row - row_begin) * dst_stride);
-}
-
 const tsri_qmm_isa *tsri_qmm_isa_avx512(void) {
-  static const tsri_qmm_isa avx512 = {
-      "avx512", ROWS_AT_ONCE,    qmv_max_m,       x_order,
-      qmv_rows, dequantize_rows, dequantize_span, tsri_qgemm_kernel_avx512};
+  static const tsri_qmm_isa avx512 = {"avx512",
+                                      ROWS_AT_ONCE,
+                                      qmv_max_m,
+                                      x_order,
+                                      qmv_rows,
+                                      dequantize_span,
+                                      tsri_qgemm_kernel_avx512};
   return &avx512;
 }
 

@@ -56,12 +56,9 @@ typedef struct {
   /* y[m][r] for r in [row_begin, row_end) and m in [0, p->m), p->transpose: each weight row is
      read once and dotted with the M rows of xp (M x K floats in x_order, row stride K). */
   void (*qmv_rows)(const tsri_qmm_problem *p, const float *xp, int64_t row_begin, int64_t row_end);
-  /* Packed rows [row_begin, row_end) dequantized in natural order, row r at
-     dst + (r - row_begin) * dst_stride (K floats per row with transpose, N without). */
-  void (*dequantize_rows)(const tsri_qmm_problem *p, int64_t row_begin, int64_t row_end, float *dst,
-                          int64_t dst_stride);
   /* Codes [begin, begin + count) of packed row `row`, whole groups, dequantized into dst[0 ..
-     count) in natural order (the fused GEMM's panels, tsr_dequantize's rows). */
+     count) in natural order (the sgemm tiles' rows, the fused GEMM's panels, tsr_dequantize's
+     rows). */
   void (*dequantize_span)(const tsri_qmm_problem *p, int64_t row, int64_t begin, int64_t count,
                           float *dst);
   /* The fused GEMM's micro-kernel for prefill-sized M (NULL: dequantized tiles through sgemm). */
