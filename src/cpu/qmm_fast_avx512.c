@@ -64,9 +64,19 @@ static inline bool finite(float v) {
   return (bits & 0x7f800000u) != 0x7f800000u;
 }
 
-static inline bool all_finite(const float *v, int64_t count) {
-  bool all = true;
-  for (int64_t i = 0; i < count; i++)
+/* 16 values at a time: bfloat16 tables check a segment's scales and biases before every
+   segment, and that check as a scalar loop cost affine 4-bit qmv a fifth of its time (one core,
+   4096 x 4096: 10.4 -> 13.4 GB/s). */
+static AVX512 bool all_finite(const float *v, int64_t count) {
+  __mmask16 infinite = 0;
+  int64_t i = 0;
+  for (; i + LANES <= count; i += LANES) {
+    __m512i exponent = _mm512_and_si512(_mm512_castps_si512(_mm512_loadu_ps(v + i)),
+                                        _mm512_set1_epi32(0x7f800000));
+    infinite |= _mm512_cmpeq_epi32_mask(exponent, _mm512_set1_epi32(0x7f800000));
+  }
+  bool all = infinite == 0;
+  for (; i < count; i++)
     all &= finite(v[i]);
   return all;
 }
