@@ -402,7 +402,21 @@ static void bench_case(weights *w, int64_t m) {
   free(y);
 }
 
+/* OpenBLAS's threads spin for ~2^28 cycles after each call before they sleep; on a machine with
+   few cores they then take the cores from the next measurement (half of them on the dev VM:
+   a third of the M = 64 rows ran at twice their time, right after the previous row's sgemm).
+   OpenBLAS reads OPENBLAS_THREAD_TIMEOUT (log2 of the spin cycles) when it loads, so the bench
+   runs itself again with the shortest one unless it is set. */
+static void without_openblas_spin(char **argv) {
+  if (getenv("OPENBLAS_THREAD_TIMEOUT")) return;
+  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
+  execv("/proc/self/exe", argv);
+  fprintf(stderr,
+          "qmm_cpu: could not re-run without OpenBLAS's spinning threads; measuring with\n");
+}
+
 int main(int argc, char **argv) {
+  without_openblas_spin(argv);
   bool quick = argc > 1 && strcmp(argv[1], "quick") == 0;
   bool decode_only = argc > 1 && strcmp(argv[1], "decode") == 0;
   bool prefill_only = argc > 1 && strcmp(argv[1], "prefill") == 0;

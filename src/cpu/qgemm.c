@@ -4,6 +4,7 @@
 #include "cpu/qgemm.h"
 
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/gemm.h"
@@ -26,9 +27,10 @@ typedef struct {
   const tsri_qgemm_kernel *kernel;
   const float *xp;  /* panel i of mr rows of x at xp + i * mr * K, element (k, r) at k * mr + r */
   int64_t x_panels; /* ceil(M / mr) */
-  float *slots;     /* one scratch slot per chunk of blocks */
+  float *slots;     /* scratch slots, one per thread that may run chunks at once */
   int64_t slot_floats;
-  atomic_int next_slot;
+  atomic_bool *slot_busy;
+  int slot_count;
 } qgemm_job;
 
 /* ---- x ----------------------------------------------------------------------------------------
@@ -128,11 +130,19 @@ static void multiply_tile(const qgemm_job *job, int64_t i, int64_t n0, int64_t k
       y[r * p->y_row_stride + c] = (k0 > 0 ? y[r * p->y_row_stride + c] : 0.0f) + tile[r * nr + c];
 }
 
+/* A free slot: at most slot_count chunks run at once (one per thread), so one is always free. */
+static int acquire_slot(qgemm_job *job) {
+  for (;;)
+    for (int i = 0; i < job->slot_count; i++)
+      if (!atomic_exchange(&job->slot_busy[i], true)) return i;
+}
+
 static void multiply_blocks(int64_t begin, int64_t end, void *ctx) {
   qgemm_job *job = ctx;
   const tsri_qmm_problem *p = job->p;
   const int nr = job->kernel->nr;
-  float *bp = job->slots + atomic_fetch_add(&job->next_slot, 1) * job->slot_floats;
+  int slot = acquire_slot(job);
+  float *bp = job->slots + slot * job->slot_floats;
   float *aside = bp + (int64_t)BLOCK * KC;
   for (int64_t block = begin; block < end; block++) {
     int64_t n0 = block * BLOCK, cols = p->n - n0 < BLOCK ? p->n - n0 : BLOCK;
@@ -147,27 +157,37 @@ static void multiply_blocks(int64_t begin, int64_t end, void *ctx) {
           multiply_tile(job, i, n0 + q * nr, k0, kc, bp + q * kc * nr);
     }
   }
+  atomic_store(&job->slot_busy[slot], false);
 }
 
 bool tsri_qgemm_run(const tsri_qmm_isa *isa, const tsri_qmm_problem *p) {
   const tsri_qgemm_kernel *kernel = isa->gemm();
   const int mr = kernel->mr, nr = kernel->nr;
   const int64_t blocks = (p->n + BLOCK - 1) / BLOCK, x_panels = (p->m + mr - 1) / mr;
-  /* One chunk per thread: chunks of at least `grain` blocks number at most `chunks`. */
-  int64_t threads = tsri_parallel_threads();
-  int64_t grain = (blocks + threads - 1) / threads, chunks = (blocks + grain - 1) / grain;
+  /* Chunks of single blocks, claimed as the pool's threads come free: with one chunk per thread,
+     a worker that woke late left its chunk to the caller, and the product took twice as long
+     (a third of bench/qmm_cpu's M = 64 runs on the dev VM). */
+  int threads = tsri_parallel_threads();
   /* A slot: BLOCK x KC packed weights and the rows dequantized aside (nr x KC, or a row). */
   int64_t aside = (int64_t)nr * KC > BLOCK ? (int64_t)nr * KC : BLOCK;
   int64_t slot_floats = (int64_t)BLOCK * KC + aside, x_floats = x_panels * mr * p->k;
   tsri_buffer *scratch = NULL;
-  if (tsri_cpu_scratch((tsr_device){TSR_CPU, 0}, x_floats + chunks * slot_floats, &scratch) !=
+  if (tsri_cpu_scratch((tsr_device){TSR_CPU, 0}, x_floats + threads * slot_floats, &scratch) !=
       TSR_OK)
     return false;
+  atomic_bool *slot_busy = calloc((size_t)threads, sizeof *slot_busy);
+  if (!slot_busy) {
+    tsri_buffer_release(scratch);
+    return false;
+  }
+  for (int i = 0; i < threads; i++)
+    atomic_init(&slot_busy[i], false);
   float *xp = (float *)scratch->data;
   pack_x_job pack = {p, xp, mr};
   tsri_parallel_for(x_panels, 1, pack_x_panels, &pack);
-  qgemm_job job = {p, isa, kernel, xp, x_panels, xp + x_floats, slot_floats, 0};
-  tsri_parallel_for(blocks, grain, multiply_blocks, &job);
+  qgemm_job job = {p, isa, kernel, xp, x_panels, xp + x_floats, slot_floats, slot_busy, threads};
+  tsri_parallel_for(blocks, 1, multiply_blocks, &job);
+  free(slot_busy);
   tsri_buffer_release(scratch);
   return true;
 }
