@@ -50,9 +50,14 @@ static void pack_x_panels(int64_t begin, int64_t end, void *ctx) {
     float *dst = job->xp + panel * mr * p->k;
     for (int r = 0; r < mr; r++) {
       int64_t row = panel * mr + r;
+      if (row >= p->m) { /* the last panel's padding rows */
+        for (int64_t k = 0; k < p->k; k++)
+          dst[k * mr + r] = 0.0f;
+        continue;
+      }
       const float *x = p->x + row * p->x_row_stride;
       for (int64_t k = 0; k < p->k; k++)
-        dst[k * mr + r] = row < p->m ? x[k] : 0.0f;
+        dst[k * mr + r] = x[k];
     }
   }
 }
