@@ -11,6 +11,9 @@
  *   device.h  cached device discovery
  *   quant.h   quantized formats: quantize, dequantize, quantized matmul, gathered (MoE)
  *   io.h      .npy files in and out
+ *   safetensors.h  checkpoint tensors: safetensors files and sharded folders
+ *   tokenizer.h    tokenizer.json: byte-level BPE encode and decode
+ *   model.h   the GLM runner: load, prefill and decode, sample, chat
  */
 #ifndef TESSERA_TESSERA_H
 #define TESSERA_TESSERA_H
@@ -27,5 +30,8 @@
 #include "tessera/device.h"
 #include "tessera/quant.h"
 #include "tessera/io.h"
+#include "tessera/safetensors.h"
+#include "tessera/tokenizer.h"
+#include "tessera/model.h"
 
 #endif /* TESSERA_TESSERA_H */
