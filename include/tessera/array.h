@@ -75,8 +75,8 @@ TSR_API tsr_status tsr_array_from_data_on(tsr_array **out, const void *data, tsr
 /* Wraps caller memory (host memory for the CPU, device memory for a GPU) without copying;
  * deleter(ctx) runs once the last reference and the last use on any stream are gone (on
  * whichever thread drops them). The bytes count as `active` on that device's ledger while
- * wrapped, so a cap can refuse the wrap (TSR_ERR_CAP; the deleter then does not run). deleter
- * may be NULL. */
+ * wrapped, so a cap can refuse the wrap (TSR_ERR_CAP). On any failure the deleter does not run
+ * (the memory stays the caller's). deleter may be NULL. */
 TSR_API tsr_status tsr_array_from_external(tsr_array **out, void *data, tsr_dtype dtype,
                                            const int64_t *shape, int ndim, tsr_device d,
                                            void (*deleter)(void *ctx), void *ctx);

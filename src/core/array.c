@@ -142,6 +142,8 @@ static tsr_status ready_array(const char *what, tsri_buffer *buffer, tsr_dtype d
                               tsr_array **out) {
   tsr_array *a = node_alloc(dtype, shape, ndim, size, d);
   if (!a) {
+    /* A failed call leaves wrapped memory to its caller: the deleter runs only for an array. */
+    buffer->deleter = NULL;
     tsri_buffer_release(buffer);
     return tsri_error(TSR_ERR_NOMEM, "%s: out of host memory for an array", what);
   }
