@@ -1,8 +1,10 @@
-/* base/env.c — environment knobs, parsed once under pthread_once; bad values are warned about
- * and ignored, never fatal. */
-#include "base/env.h"
+/* base/env.c — the environment knobs, parsed once under pthread_once, and the checked integer
+ * parser they all go through. A bad value is warned about on stderr (naming the knob, the value
+ * and what is used instead) and ignored, never fatal, never silently reinterpreted. This file is
+ * the only place in the library that calls getenv. Only libc here (base/log reads these knobs). */
+#include "env.h" /* beside this file: tests/base/test_env_parse.c compiles this file in */
 
-#include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,31 +14,95 @@
 static tsri_env_knobs knobs;
 static pthread_once_t knobs_once = PTHREAD_ONCE_INIT;
 
+bool tsri_env_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out) {
+  if (!text || !*text) return false;
+  uint64_t value = 0;
+  for (const char *p = text; *p; p++) {
+    if (*p < '0' || *p > '9') return false;
+    unsigned digit = (unsigned)(*p - '0');
+    if (value > (UINT64_MAX - digit) / 10) return false; /* the type overflows */
+    value = value * 10 + digit;
+  }
+  if (value < min || value > max) return false;
+  *out = value;
+  return true;
+}
+
+bool tsri_env_parse_i64(const char *text, int64_t min, int64_t max, int64_t *out) {
+  if (!text) return false;
+  bool negative = text[0] == '-';
+  uint64_t magnitude = 0;
+  /* INT64_MIN's magnitude is one more than INT64_MAX's. */
+  uint64_t limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+  if (!tsri_env_parse_u64(text + (negative ? 1 : 0), 0, limit, &magnitude)) return false;
+  int64_t value =
+      negative ? (magnitude == limit ? INT64_MIN : -(int64_t)magnitude) : (int64_t)magnitude;
+  if (value < min || value > max) return false;
+  *out = value;
+  return true;
+}
+
+static void warn(const char *name, const char *value, const char *expected, const char *instead) {
+  fprintf(stderr, "tessera: warn: %s=\"%s\" is not %s; %s\n", name, value, expected, instead);
+}
+
 static int parse_log_level(const char *v) {
   static const char *const names[] = {"error", "warn", "info", "debug"};
   for (int i = 0; i < 4; i++)
     if (strcasecmp(v, names[i]) == 0) return i;
-  fprintf(stderr, "tessera: warn: TSR_LOG=%s is not one of error|warn|info|debug; using warn\n", v);
+  warn("TSR_LOG", v, "one of error|warn|info|debug", "using warn");
   return 1;
+}
+
+static void read_default_device(const char *v) {
+  snprintf(knobs.default_device, sizeof knobs.default_device, "%s", v);
+  uint64_t index = 0;
+  if (strcmp(v, "cpu") == 0) {
+    knobs.device_kind = TSRI_ENV_DEVICE_CPU;
+  } else if (strcmp(v, "gpu") == 0) {
+    knobs.device_kind = TSRI_ENV_DEVICE_GPU;
+  } else if (strncmp(v, "gpu:", 4) == 0 && tsri_env_parse_u64(v + 4, 0, INT_MAX, &index)) {
+    knobs.device_kind = TSRI_ENV_DEVICE_GPU;
+    knobs.device_index = (int)index;
+  } else {
+    warn("TSR_DEFAULT_DEVICE", v, "cpu, gpu or gpu:N (N in [0, 2147483647])", "ignored");
+  }
+}
+
+static void read_isa(const char *v) {
+  static const char *const names[] = {"scalar", "avx2", "avx512"};
+  snprintf(knobs.cpu_isa_text, sizeof knobs.cpu_isa_text, "%s", v);
+  for (int i = 0; i < 3; i++)
+    if (strcmp(v, names[i]) == 0) knobs.cpu_isa = (tsri_env_isa)i;
+  if (knobs.cpu_isa == TSRI_ENV_ISA_UNSET)
+    warn("TSR_CPU_ISA", v, "one of avx512|avx2|scalar", "using the widest this CPU has");
 }
 
 static void read_knobs(void) {
   const char *v = getenv("TSR_LOG");
   knobs.log_level = (v && *v) ? parse_log_level(v) : 1;
   v = getenv("TSR_DEFAULT_DEVICE");
-  if (v) snprintf(knobs.default_device, sizeof knobs.default_device, "%s", v);
+  if (v && *v) read_default_device(v);
   v = getenv("TSR_CACHE_LIMIT");
   if (v && *v) {
-    char *end = NULL;
-    errno = 0;
-    unsigned long long bytes = strtoull(v, &end, 10);
-    if (errno == 0 && end && *end == '\0' && v[0] != '-') {
-      knobs.has_cache_limit = true;
-      knobs.cache_limit = bytes;
-    } else {
-      fprintf(stderr, "tessera: warn: TSR_CACHE_LIMIT=%s is not a byte count; ignored\n", v);
+    knobs.has_cache_limit = tsri_env_parse_u64(v, 0, UINT64_MAX, &knobs.cache_limit);
+    if (!knobs.has_cache_limit)
+      warn("TSR_CACHE_LIMIT", v, "a byte count (digits only, below 2^64)", "ignored");
+  }
+  v = getenv("TSR_NUM_THREADS");
+  if (v && *v) {
+    uint64_t threads = 0;
+    if (tsri_env_parse_u64(v, 1, TSRI_ENV_MAX_THREADS, &threads))
+      knobs.num_threads = (int)threads;
+    else {
+      char expected[48];
+      snprintf(expected, sizeof expected, "an integer in [1, %d]", TSRI_ENV_MAX_THREADS);
+      warn("TSR_NUM_THREADS", v, expected, "using one thread per online core");
     }
   }
+  knobs.cpu_isa = TSRI_ENV_ISA_UNSET;
+  v = getenv("TSR_CPU_ISA");
+  if (v && *v) read_isa(v);
 }
 
 const tsri_env_knobs *tsri_env(void) {

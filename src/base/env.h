@@ -1,17 +1,48 @@
-/* base/env.h — the environment knobs, read once per process (the first call reads them). */
+/* base/env.h — the environment knobs, read once per process (the first call reads them), and the
+ * one checked integer parser every knob's number goes through. Every getenv of the library lives
+ * in base/env.c; other layers read tsri_env(). */
 #ifndef TSR_BASE_ENV_H
 #define TSR_BASE_ENV_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+/* TSR_NUM_THREADS accepts [1, TSRI_ENV_MAX_THREADS]. */
+#define TSRI_ENV_MAX_THREADS 256
+
+typedef enum {
+  TSRI_ENV_DEVICE_UNSET = 0, /* TSR_DEFAULT_DEVICE unset, empty or unparseable (warned) */
+  TSRI_ENV_DEVICE_CPU,
+  TSRI_ENV_DEVICE_GPU
+} tsri_env_device_kind;
+
+typedef enum {
+  TSRI_ENV_ISA_UNSET = -1, /* TSR_CPU_ISA unset, empty or unknown (warned) */
+  TSRI_ENV_ISA_SCALAR = 0,
+  TSRI_ENV_ISA_AVX2 = 1,
+  TSRI_ENV_ISA_AVX512 = 2
+} tsri_env_isa;
+
 typedef struct {
-  int log_level;           /* TSR_LOG: error|warn|info|debug (default warn) */
-  char default_device[32]; /* TSR_DEFAULT_DEVICE: cpu|gpu|gpu:N, "" when unset */
-  bool has_cache_limit;    /* TSR_CACHE_LIMIT set (bytes) */
-  uint64_t cache_limit;    /* its value */
+  int log_level;                    /* TSR_LOG: error|warn|info|debug (default warn) */
+  char default_device[32];          /* TSR_DEFAULT_DEVICE as given (for messages), "" if unset */
+  tsri_env_device_kind device_kind; /* ... parsed: cpu, gpu (= gpu:0) or gpu:N */
+  int device_index;                 /* N, in [0, INT_MAX] */
+  bool has_cache_limit;             /* TSR_CACHE_LIMIT set (bytes) */
+  uint64_t cache_limit;             /* its value */
+  int num_threads;                  /* TSR_NUM_THREADS, or 0 when unset or bad (warned) */
+  tsri_env_isa cpu_isa;             /* TSR_CPU_ISA: avx512|avx2|scalar */
+  char cpu_isa_text[16];            /* as given, for messages */
 } tsri_env_knobs;
 
 const tsri_env_knobs *tsri_env(void);
+
+/* The checked integer parser: `text` is the whole number in decimal, nothing else. Digits only
+ * for the unsigned form; the signed form also takes one leading '-'. No whitespace, no '+', no
+ * empty string, no base prefix; leading zeros are fine. True and *out set when the value is in
+ * [min, max]; false (out untouched) on anything else, an overflow of the type included. Any
+ * layer may use it for text that names a number (knobs, CLI flags, file headers). */
+bool tsri_env_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out);
+bool tsri_env_parse_i64(const char *text, int64_t min, int64_t max, int64_t *out);
 
 #endif

@@ -32,22 +32,14 @@ bool tsri_device_usable(tsr_device d) {
   return d.type == TSR_GPU && d.index >= 0 && d.index < tsri_discovery()->gpu_count;
 }
 
-/* What TSR_DEFAULT_DEVICE asks for; false when unset or unparseable (warned). */
+/* What TSR_DEFAULT_DEVICE asks for; false when unset or unparseable (base/env warned). */
 static bool parse_env_device(tsr_device *out) {
-  const char *v = tsri_env()->default_device;
-  if (!*v) return false;
-  int index = 0;
-  char extra = 0;
-  if (strcmp(v, "cpu") == 0) {
+  const tsri_env_knobs *env = tsri_env();
+  if (env->device_kind == TSRI_ENV_DEVICE_UNSET) return false;
+  if (env->device_kind == TSRI_ENV_DEVICE_CPU)
     *out = (tsr_device){TSR_CPU, 0};
-  } else if (strcmp(v, "gpu") == 0) {
-    *out = (tsr_device){TSR_GPU, 0};
-  } else if (sscanf(v, "gpu:%d%c", &index, &extra) == 1 && index >= 0) {
-    *out = (tsr_device){TSR_GPU, index};
-  } else {
-    tsri_log(TSR_LOG_WARN, "TSR_DEFAULT_DEVICE=%s is not cpu, gpu or gpu:N; ignored", v);
-    return false;
-  }
+  else
+    *out = (tsr_device){TSR_GPU, env->device_index};
   return true;
 }
 

@@ -7,13 +7,13 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/discovery.h"
+#include "base/env.h"
 
 enum {
-  MAX_THREADS = 256,
+  MAX_THREADS = TSRI_ENV_MAX_THREADS,
   /* Polls of the job counter a worker makes after a job before it sleeps: back-to-back decode
      products (a few hundred microseconds apart) then skip the condition variable's wake-up. */
   SPIN_POLLS = 20000,
@@ -51,17 +51,8 @@ static int configured_threads = 1;
 
 static void read_thread_count(void) {
   int cores = tsri_discovery()->cpu.compute_units;
-  configured_threads = cores > 0 ? cores : 1;
-  const char *v = getenv("TSR_NUM_THREADS");
-  if (v && *v) {
-    char *end = NULL;
-    long count = strtol(v, &end, 10);
-    if (end && *end == '\0' && count >= 1)
-      configured_threads = (int)(count < MAX_THREADS ? count : MAX_THREADS);
-    else
-      fprintf(stderr, "tessera: warn: TSR_NUM_THREADS=%s is not a positive integer; using %d\n", v,
-              configured_threads);
-  }
+  int wanted = tsri_env()->num_threads; /* 0: unset or refused (base/env warned) */
+  configured_threads = wanted > 0 ? wanted : cores > 0 ? cores : 1;
   if (configured_threads > MAX_THREADS) configured_threads = MAX_THREADS;
 }
 

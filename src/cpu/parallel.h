@@ -4,8 +4,9 @@
  * nesting across the pool (a nested or concurrent call runs on its own thread, see below).
  *
  * The pool is one of the process-wide things (shared/DESIGN.md): one set of workers serves every
- * stream. Its size is TSR_NUM_THREADS (a positive integer, read once per process) or else the
- * number of online cores (tsri_discovery()->cpu.compute_units), the calling thread included.
+ * stream. Its size is TSR_NUM_THREADS (an integer in [1, 256], read once per process through
+ * base/env, which warns about and ignores anything else) or else the number of online cores
+ * (tsri_discovery()->cpu.compute_units, at most 256), the calling thread included.
  */
 #ifndef TSR_CPU_PARALLEL_H
 #define TSR_CPU_PARALLEL_H

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/discovery.h"
+#include "base/env.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
 #include "cpu/qgemm.h"
@@ -48,17 +49,12 @@ static void choose_isa(void) {
   if (levels[1] && avx2) best = 1;
   if (levels[2] && avx2 && d->has_avx512f) best = 2;
   int level = best;
-  const char *v = getenv("TSR_CPU_ISA");
-  if (v && *v) {
-    int asked = -1;
-    for (int i = 0; i < 3; i++)
-      if (strcmp(v, names[i]) == 0) asked = i;
-    if (asked < 0)
-      fprintf(stderr, "tessera: warn: TSR_CPU_ISA=%s is not one of avx512|avx2|scalar; using %s\n",
-              v, names[best]);
-    else if (asked > best)
-      fprintf(stderr, "tessera: warn: TSR_CPU_ISA=%s: this CPU lacks it; using %s\n", v,
-              names[best]);
+  const tsri_env_knobs *env = tsri_env(); /* an unknown name was warned about there */
+  if (env->cpu_isa != TSRI_ENV_ISA_UNSET) {
+    int asked = (int)env->cpu_isa;
+    if (asked > best)
+      fprintf(stderr, "tessera: warn: TSR_CPU_ISA=%s: this CPU lacks it; using %s\n",
+              env->cpu_isa_text, names[best]);
     else
       level = asked;
   }
