@@ -31,7 +31,8 @@ extern "C" {
 
 /* Reads an .npy file into a new ready array with the file's shape (0-d and zero-size shapes
  * included) and dtype. TSR_ERR_INVALID for NULL out or path; TSR_ERR_IO for a missing,
- * truncated or corrupt file, Fortran order, more than TSR_MAX_NDIM dimensions, a shape whose
+ * truncated or corrupt file, anything but a regular file (a FIFO or device is refused without
+ * blocking on it), Fortran order, more than TSR_MAX_NDIM dimensions, a shape whose
  * byte size overflows, a bool byte other than 0/1, or a dtype tessera cannot hold ('<u2'
  * included: use tsr_npy_load_as); the message names the file and what is wrong.
  * TSR_ERR_NOMEM/TSR_ERR_CAP when memory cannot be had. *out is untouched on failure. */
@@ -43,9 +44,12 @@ TSR_API tsr_status tsr_npy_load(tsr_array **out, const char *path);
 TSR_API tsr_status tsr_npy_load_as(tsr_array **out, const char *path, tsr_dtype reinterpret);
 
 /* Evaluates a (if it is not yet) and writes it row-major, whatever its layout, as a version 1.0
- * file whose header is the one numpy writes; bfloat16 is written as '<u2' bits. An existing file
- * is replaced. TSR_ERR_INVALID for NULL path or array; the array's own evaluation error if it
- * fails; TSR_ERR_IO when the file cannot be written (no partial file is left). */
+ * file whose header is the one numpy writes; bfloat16 is written as '<u2' bits. Atomic: the
+ * data goes to a temporary file in the target's folder, renamed over the target once complete,
+ * so an existing file is replaced whole or not at all (a symlink to a regular file is kept and
+ * its target replaced). TSR_ERR_INVALID for NULL path or array; the array's own evaluation error
+ * if it fails; TSR_ERR_IO when path names a directory, device, FIFO or socket (nothing is
+ * written) or the file cannot be written (the target is unchanged, the temporary file removed). */
 TSR_API tsr_status tsr_npy_save(const char *path, tsr_array *a);
 
 #ifdef __cplusplus

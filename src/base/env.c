@@ -43,7 +43,7 @@ bool tsri_env_parse_i64(const char *text, int64_t min, int64_t max, int64_t *out
 }
 
 static void warn(const char *name, const char *value, const char *expected, const char *instead) {
-  fprintf(stderr, "tessera: warn: %s=\"%s\" is not %s; %s\n", name, value, expected, instead);
+  fprintf(stderr, "tessera: warn: %s=%s is not %s; %s\n", name, value, expected, instead);
 }
 
 static int parse_log_level(const char *v) {

@@ -9,6 +9,7 @@
 
 #include "base/discovery.h"
 #include "base/dtype.h"
+#include "base/shape.h"
 #include "base/status.h"
 #include "core/device.h"
 #include "core/stream.h"
@@ -36,24 +37,26 @@ tsr_status tsri_shape_check(const char *what, const int64_t *shape, int ndim, ts
     return tsri_error(TSR_ERR_INVALID, "%s: ndim %d outside [0, %d]", what, ndim, TSR_MAX_NDIM);
   if (!shape && ndim > 0)
     return tsri_error(TSR_ERR_INVALID, "%s: shape is NULL with ndim %d", what, ndim);
-  int64_t count = 1, limit = INT64_MAX / (int64_t)tsr_dtype_size(dtype);
   for (int i = 0; i < ndim; i++) {
     if (shape[i] < 0)
       return tsri_error(TSR_ERR_INVALID, "%s: dimension %d is %lld (must be >= 0)", what, i,
                         (long long)shape[i]);
   }
-  for (int i = 0; i < ndim; i++) {
-    if (shape[i] != 0 && count > limit / shape[i]) {
-      char text[200];
-      return tsri_error(TSR_ERR_INVALID, "%s: shape %s of %s overflows a 64-bit byte count", what,
-                        tsri_shape_str(shape, ndim, text, sizeof text), tsr_dtype_name(dtype));
-    }
-    count *= shape[i];
+  /* One rule whatever the axis order: the non-zero dimensions' product must fit (base/shape.h),
+     so a zero dimension does not let [0, 2^40, 2^40] through while [2^40, 2^40, 0] is refused. */
+  if (!tsri_dims_count(shape, ndim, (int64_t)tsr_dtype_size(dtype), size)) {
+    char text[200];
+    return tsri_error(TSR_ERR_INVALID,
+                      "%s: shape %s of %s overflows a 64-bit byte count (the product of its "
+                      "non-zero dimensions times %zu bytes passes 2^63 - 1)",
+                      what, tsri_shape_str(shape, ndim, text, sizeof text), tsr_dtype_name(dtype),
+                      tsr_dtype_size(dtype));
   }
-  *size = count;
   return TSR_OK;
 }
 
+/* Only for shapes tsri_shape_check accepted: every product here is a product of non-zero
+   dimensions of such a shape, so none overflows. */
 void tsri_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides) {
   int64_t stride = 1;
   for (int i = ndim - 1; i >= 0; i--) {

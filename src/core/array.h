@@ -73,10 +73,12 @@ bool tsri_array_is_contiguous(const tsr_array *a);
 const char *tsri_array_describe(const tsr_array *a, char *buf, size_t len);
 /* "[4, 3]". */
 const char *tsri_shape_str(const int64_t *shape, int ndim, char *buf, size_t len);
-/* Validates a shape for `what` (ndim range, non-negative dims, element count and byte size that
- * fit in int64) and gives the element count. TSR_ERR_INVALID naming the values. */
+/* Validates a shape for `what` (ndim range, non-negative dims, and the product of the non-zero
+ * dims times the item size within int64: base/shape.h's rule, the same in any axis order) and
+ * gives the element count. TSR_ERR_INVALID naming the values. */
 tsr_status tsri_shape_check(const char *what, const int64_t *shape, int ndim, tsr_dtype dtype,
                             int64_t *size);
+/* Packed row-major strides (in elements) of a shape tsri_shape_check accepted. */
 void tsri_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
 
 #endif

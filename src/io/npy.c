@@ -7,9 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "base/shape.h"
 #include "base/status.h"
+#include "io/file.h"
 
 /* "\x93NUMPY", then the major and minor version bytes, then the header length: 2 bytes
  * little-endian in version 1.0, 4 bytes in 2.0 and 3.0 (3.0 only allows UTF-8 in the header). */
@@ -143,19 +144,23 @@ static tsr_status parse_shape(cursor *c, tsri_npy *out) {
   return TSR_OK;
 }
 
-/* count and data_bytes from shape and item_bytes, refusing any product that overflows. */
+/* count and data_bytes from shape and item_bytes, by the library's one rule for shapes
+   (base/shape.h): refused when the non-zero dimensions' byte product overflows, whatever the
+   order of the axes and whether or not another dimension is 0. */
 static tsr_status size_data(tsri_npy *out, const char *path) {
-  int64_t count = 1;
-  for (int d = 0; d < out->ndim; d++) {
-    if (out->shape[d] != 0 && count > INT64_MAX / out->shape[d])
-      return tsri_error(TSR_ERR_IO, "npy %s: shape's element count overflows int64", path);
-    count *= out->shape[d];
-  }
-  if ((uint64_t)count > (uint64_t)SIZE_MAX / out->item_bytes ||
-      count > INT64_MAX / (int64_t)out->item_bytes)
+  int64_t count = 0;
+  if (!tsri_dims_count(out->shape, out->ndim, (int64_t)out->item_bytes, &count) ||
+      (uint64_t)count > (uint64_t)SIZE_MAX / out->item_bytes) {
+    char dims[TSR_MAX_NDIM * 24 + 4] = "";
+    size_t n = 0;
+    for (int d = 0; d < out->ndim && n < sizeof dims; d++)
+      n += (size_t)snprintf(dims + n, sizeof dims - n, d ? ", %lld" : "%lld",
+                            (long long)out->shape[d]);
     return tsri_error(TSR_ERR_IO,
-                      "npy %s: shape's byte size overflows (%lld elements of %zu bytes)", path,
-                      (long long)count, out->item_bytes);
+                      "npy %s: shape (%s) of %zu-byte elements: its byte size overflows int64 (the "
+                      "product of the non-zero dimensions counts, in any axis order)",
+                      path, dims, out->item_bytes);
+  }
   out->count = count;
   out->data_bytes = (size_t)count * out->item_bytes;
   return TSR_OK;
@@ -312,20 +317,15 @@ static tsr_status read_body(FILE *f, const char *path, int64_t file_bytes, size_
 
 tsr_status tsri_npy_read(tsri_npy *out, const char *path) {
   memset(out, 0, sizeof *out);
-  FILE *f = fopen(path, "rb");
-  if (!f) return tsri_error(TSR_ERR_IO, "npy %s: cannot open: %s", path, strerror(errno));
-  struct stat st;
-  tsr_status status = TSR_OK;
+  FILE *f = NULL;
+  int64_t file_bytes = 0;
+  /* Regular files only, checked without blocking (a FIFO without a writer would hang here). */
+  tsr_status status = tsri_file_open_read("npy", path, &f, &file_bytes);
+  if (status != TSR_OK) return status;
   size_t header_len = 0, preamble = 0;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    status = tsri_error(TSR_ERR_IO, "npy %s: not a regular file", path);
-    goto done;
-  }
-  status = read_preamble(f, path, (int64_t)st.st_size, &header_len, &preamble);
+  status = read_preamble(f, path, file_bytes, &header_len, &preamble);
   if (status == TSR_OK) status = read_header(f, path, header_len, out);
-  if (status == TSR_OK)
-    status = read_body(f, path, (int64_t)st.st_size, preamble + header_len, out);
-done:
+  if (status == TSR_OK) status = read_body(f, path, file_bytes, preamble + header_len, out);
   fclose(f);
   if (status != TSR_OK) tsri_npy_free(out);
   return status;
@@ -380,14 +380,17 @@ tsr_status tsri_npy_write(const char *path, const char *descr, const int64_t *sh
   pre[7] = 0;
   pre[8] = (unsigned char)(header_len & 0xFF);
   pre[9] = (unsigned char)(header_len >> 8);
-  FILE *f = fopen(path, "wb");
-  if (!f)
-    return tsri_error(TSR_ERR_IO, "npy %s: cannot open for writing: %s", path, strerror(errno));
-  tsr_status status = write_all(f, pre, sizeof pre, path);
-  if (status == TSR_OK) status = write_all(f, header, header_len, path);
-  if (status == TSR_OK) status = write_all(f, data, data_bytes, path);
-  if (fclose(f) != 0 && status == TSR_OK)
-    status = tsri_error(TSR_ERR_IO, "npy %s: closing failed: %s", path, strerror(errno));
-  if (status != TSR_OK) remove(path);
+  /* Through a temporary file renamed over the target: a failure leaves the target as it was and
+     removes nothing but the temporary file; a device, FIFO or directory is never written to. */
+  tsri_file_writer writer;
+  tsr_status status = tsri_file_write_begin(&writer, "npy", path);
+  if (status != TSR_OK) return status;
+  status = write_all(writer.file, pre, sizeof pre, path);
+  if (status == TSR_OK) status = write_all(writer.file, header, header_len, path);
+  if (status == TSR_OK) status = write_all(writer.file, data, data_bytes, path);
+  if (status == TSR_OK)
+    status = tsri_file_write_commit(&writer);
+  else
+    tsri_file_write_abort(&writer);
   return status;
 }

@@ -24,9 +24,10 @@ typedef struct {
   void *data;        /* malloc'd data_bytes bytes, C order; NULL when data_bytes is 0 */
 } tsri_npy;
 
-/* Reads the whole file. TSR_ERR_IO for a missing, truncated or corrupt file, Fortran order, an
- * unsupported dtype or a shape whose byte size overflows (the message names `path` and what is
- * wrong); TSR_ERR_NOMEM. On failure *out holds nothing to free. */
+/* Reads the whole file. TSR_ERR_IO for a missing, truncated or corrupt file, anything but a
+ * regular file (refused without blocking, io/file.h), Fortran order, an unsupported dtype or a
+ * shape whose byte size overflows (the message names `path` and what is wrong); TSR_ERR_NOMEM.
+ * On failure *out holds nothing to free. */
 tsr_status tsri_npy_read(tsri_npy *out, const char *path);
 void tsri_npy_free(tsri_npy *npy);
 
@@ -36,8 +37,9 @@ void tsri_npy_free(tsri_npy *npy);
 tsr_status tsri_npy_parse_header(tsri_npy *out, const char *header, size_t len, const char *path);
 
 /* Writes `data` (data_bytes = product(shape) * item size of descr, C order) as a version 1.0
- * file with the header numpy itself writes, byte for byte. TSR_ERR_IO when the file cannot be
- * written (a partial file is removed). */
+ * file with the header numpy itself writes, byte for byte, atomically (io/file.h): a temporary
+ * file beside the target renamed over it. TSR_ERR_IO when path names an existing non-regular
+ * file or the file cannot be written; then the target is unchanged and nothing is left behind. */
 tsr_status tsri_npy_write(const char *path, const char *descr, const int64_t *shape, int ndim,
                           const void *data, size_t data_bytes);
 

@@ -5,6 +5,7 @@
 #include <limits.h>
 
 #include "base/dtype.h"
+#include "base/shape.h"
 #include "base/status.h"
 #include "tessera/ops.h"
 
@@ -36,7 +37,11 @@ static tsr_status broadcast_batch(const tsr_array *a, const tsr_array *b, int a_
     if (da != db && da != 1 && db != 1)
       return mismatch(a, b, "batch axes do not broadcast", i - g->batch_ndim - 2, da, db);
     g->batch_shape[i] = da == 1 ? db : da;
-    g->batch_count *= g->batch_shape[i];
+  }
+  if (!tsri_dims_count(g->batch_shape, g->batch_ndim, 1, &g->batch_count)) {
+    char text[200];
+    return tsri_error(TSR_ERR_INVALID, "matmul: the broadcast batch shape %s overflows int64",
+                      tsri_shape_str(g->batch_shape, g->batch_ndim, text, sizeof text));
   }
   side_batch_strides(a, a_batch, g->batch_ndim, &g->a);
   side_batch_strides(b, b_batch, g->batch_ndim, &g->b);

@@ -87,7 +87,8 @@ static tsr_status make_parts(tsr_array *blob, const tsr_array *w, const tsri_qua
   int64_t shape[TSR_MAX_NDIM];
   memcpy(shape, w->shape, sizeof(int64_t) * (size_t)w->ndim);
   for (int i = 0; i < nparts; i++) {
-    shape[w->ndim - 1] = i == 0 ? q->k * q->bits / 32 : q->k / q->group_size;
+    int64_t groups_per_row = q->k / q->group_size;
+    shape[w->ndim - 1] = i == 0 ? groups_per_row * (q->group_size * q->bits / 32) : groups_per_row;
     tsri_params params = {0};
     const tsri_quant_part_params p = {.part = i, .byte_offset = offsets[i]};
     memcpy(params.raw, &p, sizeof p);
@@ -118,8 +119,11 @@ static tsr_status quantize_node(const char *what, tsr_array **w_q, tsr_array **s
   for (int d = 0; d < w->ndim - 1; d++)
     q.rows *= w->shape[d];
   size_t scale_bytes = mode == TSRI_QF_AFFINE ? tsr_dtype_size(w->dtype) : 1;
-  int64_t wq_bytes = q.rows * (q.k * bits / 8);
-  int64_t part_bytes = q.rows * (q.k / group_size) * (int64_t)scale_bytes;
+  /* Per whole group (group_size * bits is a multiple of 32), so nothing here passes the size of
+     w itself, which its shape check bounded: K * bits could overflow where these cannot. */
+  int64_t groups_per_row = q.k / group_size;
+  int64_t wq_bytes = q.rows * (groups_per_row * (group_size * bits / 8));
+  int64_t part_bytes = q.rows * groups_per_row * (int64_t)scale_bytes;
   q.scales_offset = align_up(wq_bytes);
   q.biases_offset = mode == TSRI_QF_AFFINE ? q.scales_offset + align_up(part_bytes) : 0;
   int64_t blob_bytes = (mode == TSRI_QF_AFFINE ? q.biases_offset : q.scales_offset) + part_bytes;
@@ -214,7 +218,16 @@ static tsr_status check_packed(const char *what, const tsr_array *w_q, const tsr
                       "%s: w_q %s and scales %s differ in their leading (batch and row) axes", what,
                       sw, ss);
   int64_t packed = w_q->shape[w_q->ndim - 1], groups = scales->shape[scales->ndim - 1];
-  if (packed * 32 != groups * group_size * bits)
+  /* Both sides in bits. A valid shape can still make them pass int64 (a lazy uint32 zeros of
+     2^60 words per row): such a side cannot equal the other, at most 32 times a real count. */
+  int64_t group_bits = (int64_t)group_size * bits;
+  bool fits = packed <= INT64_MAX / 32 && groups <= INT64_MAX / group_bits;
+  if (!fits)
+    return tsri_error(TSR_ERR_INVALID,
+                      "%s: w_q %s (%lld words per row) and scales %s (%lld groups of %d) do not "
+                      "describe one row length at bits %d",
+                      what, sw, (long long)packed, ss, (long long)groups, group_size, bits);
+  if (packed * 32 != groups * group_bits)
     return tsri_error(TSR_ERR_INVALID,
                       "%s: w_q %s holds %lld elements per row at bits %d but scales %s cover "
                       "%lld at group_size %d",

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/dtype.h"
+#include "base/shape.h"
 #include "base/quant_format.h"
 #include "base/status.h"
 #include "tessera/quant.h"
@@ -183,9 +184,9 @@ static tsr_status batch_geometry(const char *op, const tsri_qmm_operands *o, tsr
   g->x_matrices = 1;
   for (int i = 0; i < x_batch; i++)
     g->x_matrices *= x->shape[i];
-  g->batch_count = 1;
-  for (int i = 0; i < g->batch_ndim; i++)
-    g->batch_count *= g->batch_shape[i];
+  if (!tsri_dims_count(g->batch_shape, g->batch_ndim, 1, &g->batch_count))
+    return tsri_error(TSR_ERR_INVALID, "%s: the broadcast batch shape %s overflows int64", op,
+                      tsri_shape_str(g->batch_shape, g->batch_ndim, a, sizeof a));
   if (g->batch_ndim + 2 > TSR_MAX_NDIM)
     return tsri_error(TSR_ERR_INVALID, "%s: the output would have %d axes (at most %d)", op,
                       g->batch_ndim + 2, TSR_MAX_NDIM);

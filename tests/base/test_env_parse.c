@@ -103,7 +103,7 @@ static char *in_child(const char *name, const char *value, child_fn fn) {
 static void expect_warning(const char *name, const char *value, child_fn fn) {
   char *err = in_child(name, value, fn);
   char quoted[128];
-  snprintf(quoted, sizeof quoted, "%s=\"%s\"", name, value);
+  snprintf(quoted, sizeof quoted, "%s=%s is not", name, value);
   if (!strstr(err, quoted) || !strstr(err, "warn"))
     CHECK_FAIL_("%s=\"%s\": want a warning naming the knob and value, stderr was:\n%s", name, value,
                 err);
