@@ -2,10 +2,12 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int cli_exit_code(tsr_status st) {
   switch (st) {
@@ -87,4 +89,29 @@ const char *cli_format_bytes(unsigned long long bytes, char buf[32]) {
   else
     snprintf(buf, 32, "%.1f %s", value, units[unit]);
   return buf;
+}
+
+void cli_guard_std_fds(void) {
+  for (int fd = 0; fd <= 2; fd++) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    int null_fd = open("/dev/null", O_RDONLY);
+    if (null_fd < 0) continue;
+    if (null_fd != fd) { /* a lower descriptor was also missing and took it first: move it */
+      dup2(null_fd, fd);
+      close(null_fd);
+    }
+  }
+}
+
+int cli_finish(int code) {
+  /* Output is buffered: a failed write may show only at the flush, or only as the stream's error
+     flag from an earlier printf; the close catches what the kernel reports last. */
+  int error = 0;
+  errno = 0;
+  if (fflush(stdout) != 0) error = errno ? errno : EIO;
+  if (!error && ferror(stdout)) error = EIO;
+  if (fclose(stdout) != 0 && !error) error = errno ? errno : EIO;
+  if (!error) return code;
+  fprintf(stderr, "tessera: could not write the output to stdout: %s\n", strerror(error));
+  return code == CLI_EXIT_OK ? CLI_EXIT_FAILURE : code;
 }

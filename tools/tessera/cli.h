@@ -41,6 +41,15 @@ bool cli_parse_device(const char *text, tsr_device *out);
 /* "cpu" or "gpu:N"; `buf` holds 32 bytes. */
 const char *cli_device_name(tsr_device d, char buf[32]);
 
+/* Called first by main: a standard descriptor (0, 1, 2) the program was started without is
+ * reopened on /dev/null, read-only, so writes to it fail visibly (EBADF) instead of landing in
+ * the next file the program opens, which would otherwise take that descriptor number. */
+void cli_guard_std_fds(void);
+/* Called on every exit path of main with the exit code so far: flushes and closes stdout and
+ * returns `code`, or 1 (when `code` was 0) after a message on stderr if any output could not be
+ * written (a full disk, /dev/full, a closed or read-only descriptor). */
+int cli_finish(int code);
+
 /* Prints a JSON document on stdout followed by a newline and deletes it; false (with a message
  * on stderr) when it could not be rendered. */
 bool cli_print_json(cJSON *root);

@@ -34,7 +34,7 @@ static void print_usage(FILE *out) {
           "3 a backing cap refused memory, 1 any other failure.\n");
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
   if (argc < 2) {
     print_usage(stderr);
     return CLI_EXIT_USAGE;
@@ -56,4 +56,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "tessera: unknown command '%s'\n", first);
   fprintf(stderr, "run 'tessera --help' for the commands\n");
   return CLI_EXIT_USAGE;
+}
+
+/* Every path goes through cli_finish: output that could not be written is a failure (exit 1),
+   whichever subcommand wrote it, --help and --version included. */
+int main(int argc, char **argv) {
+  cli_guard_std_fds();
+  return cli_finish(run(argc, argv));
 }
