@@ -11,6 +11,9 @@
  *     sign in w's dtype; an affine Inf element is encoded as that value too (so it gets the
  *     group's extreme code), an fp Inf element gets the largest code of its sign (fp4 +-6,
  *     codes 7/15; fp8 +-448, codes 0x7E/0xFE).
+ *   - An affine group wider than float32 (max - min overflows: +Inf and -Inf together, or finite
+ *     values of both signs near +-FLT_MAX) takes MLX's steps in double, so its scale and bias
+ *     are finite and no element becomes NaN (quantize_affine_wide).
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -70,8 +73,46 @@ typedef struct {
   bool scale_by_enc; /* nvfp4 with a global scale */
 } group_format;
 
+/* The codes of the group's values for a scale and bias, as Part B §2.1 step 5 (a NaN element as
+   0.0, Inf saturated), in float32 or, for a group wider than float32's range, in double. */
+static void affine_codes(const group_format *f, const float *w, int n, double scale, double bias,
+                         bool wide, uint32_t *codes) {
+  const float n_bins = (float)((1 << f->bits) - 1);
+  for (int i = 0; i < n; i++) {
+    float v = isnan(w[i]) ? 0.0f : saturate_inf(w[i], f->limit);
+    float q =
+        wide ? (float)rint(((double)v - bias) / scale) : rintf((v - (float)bias) / (float)scale);
+    q = q > 0.0f ? q : 0.0f; /* a NaN quotient, if one could arise, to 0 too */
+    q = q < n_bins ? q : n_bins;
+    codes[i] = (uint32_t)q;
+  }
+}
+
+/* A group whose float32 range w_max - w_min overflows (finite values of both signs near the
+   largest float32, or +Inf and -Inf saturated to them): MLX's float32 steps give an infinite
+   scale, a zero bias and codes 0, so the whole group dequantizes to NaN (Inf * 0). tessera's
+   rule: the same steps in double, then the scale and bias rounded as usual. The span is at most
+   2 * FLT_MAX and the edge holds at least half of it, so |q0| >= 2 and |scale| = |edge| / |q0|
+   is finite in float32 and bfloat16 (the only dtypes whose range can overflow float32). */
+static void quantize_affine_wide(const group_format *f, const float *w, int n, float w_min,
+                                 float w_max, uint32_t *codes, float *scale_out, float *bias_out) {
+  const double n_bins = (double)((1 << f->bits) - 1);
+  bool mask = fabs((double)w_min) > fabs((double)w_max);
+  double scale = ((double)w_max - (double)w_min) / n_bins;
+  scale = mask ? scale : -scale;
+  double edge = mask ? w_min : w_max;
+  double q0 = rint(edge / scale), bias = 0.0;
+  if (q0 != 0.0) {
+    scale = edge / q0;
+    bias = edge;
+  }
+  affine_codes(f, w, n, scale, bias, true, codes);
+  *scale_out = (float)scale;
+  *bias_out = (float)bias;
+}
+
 /* Affine, quant-spec.md Part B §2.1 in float32: the codes, and the float32 scale and bias (the
-   caller rounds those to w's dtype). */
+   caller rounds those to w's dtype). A group wider than float32 goes to quantize_affine_wide. */
 static void quantize_affine_group(const group_format *f, const float *w, int n, uint32_t *codes,
                                   float *scale_out, float *bias_out) {
   const float n_bins = (float)((1 << f->bits) - 1), eps = 1e-7f;
@@ -83,6 +124,10 @@ static void quantize_affine_group(const group_format *f, const float *w, int n, 
     w_min = v < w_min ? v : w_min;
   }
   if (w_min > w_max) w_min = w_max = 0.0f; /* all NaN: as an all-zero group */
+  if (isinf(w_max - w_min)) {
+    quantize_affine_wide(f, w, n, w_min, w_max, codes, scale_out, bias_out);
+    return;
+  }
   bool mask = fabsf(w_min) > fabsf(w_max);
   float scale = (w_max - w_min) / n_bins;
   scale = scale > eps ? scale : eps;
@@ -94,13 +139,7 @@ static void quantize_affine_group(const group_format *f, const float *w, int n, 
     scale = edge / q0;
     bias = edge;
   }
-  for (int i = 0; i < n; i++) {
-    float v = isnan(w[i]) ? 0.0f : saturate_inf(w[i], f->limit);
-    float q = rintf((v - bias) / scale);
-    q = q > 0.0f ? q : 0.0f; /* also a NaN quotient (Inf / Inf, a range beyond float32) to 0 */
-    q = q < n_bins ? q : n_bins;
-    codes[i] = (uint32_t)q;
-  }
+  affine_codes(f, w, n, scale, bias, false, codes);
   *scale_out = scale;
   *bias_out = bias;
 }

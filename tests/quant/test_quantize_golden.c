@@ -5,14 +5,20 @@
  * each NaN replaced by 0 (which leaves the group's statistics alone: the test checks that) and
  * each +-Inf by the largest finite value of its sign in w's dtype; for fp modes an Inf element's
  * code is the largest of its sign (fp4 7/15, fp8 0x7E/0xFE) instead.
+ * Affine rows with a group wider than float32 (max - min overflows, finite input of both signs
+ * near +-max of float32 or bfloat16: the "large magnitude" tricky rows) are the other case MLX
+ * leaves poisoned: its scale is infinite and the whole group dequantizes to NaN. There the test
+ * checks that MLX's row is exactly that, and that tessera's scale and bias are finite (the rule
+ * of docs/quant-rules.md; tests/quant/test_quantize_inf.c checks its values).
  * Also: a transposed (non-contiguous) w gives the bits of its contiguous copy, and w[0:1] alone
  * (one row: nvfp4 with 16 mod 32 elements) the bits of the leading rows. */
+#include <float.h>
 #include <math.h>
 
 #include "golden.h"
 
 typedef struct {
-  int cases, rows, undefined_rows, mismatches;
+  int cases, rows, undefined_rows, wide_rows, mismatches;
 } tally;
 
 /* Mismatches are counted and the first few printed, so one run shows the whole picture. */
@@ -141,6 +147,46 @@ static void rule_reference(const cJSON *c, tsr_array *w, const void *w_data, siz
   free(replaced);
 }
 
+/* An affine row with a group whose float32 range overflows (NaN skipped, Inf as max finite). */
+static bool affine_row_wide(const cJSON *c, const void *w, tsr_dtype dtype, int64_t r, int64_t k) {
+  if (strcmp(golden_string(c, "mode"), "affine") != 0) return false;
+  int64_t group_size = golden_int(c, "group_size");
+  float limit = dtype == TSR_FLOAT16    ? 65504.0f
+                : dtype == TSR_BFLOAT16 ? tsr_bf16_to_f32(0x7f7f)
+                                        : FLT_MAX;
+  for (int64_t g0 = 0; g0 < k; g0 += group_size) {
+    float lo = INFINITY, hi = -INFINITY;
+    for (int64_t j = g0; j < g0 + group_size; j++) {
+      float u = element_value(w, dtype, r * k + j);
+      if (isnan(u)) continue;
+      u = u > limit ? limit : u < -limit ? -limit : u;
+      lo = fminf(lo, u), hi = fmaxf(hi, u);
+    }
+    if (isinf(hi - lo)) return true;
+  }
+  return false;
+}
+
+/* MLX's row holds an infinite scale (and a zero bias) for such a group; tessera's is finite. */
+static void check_wide_row(const cJSON *c, void *const *got, void *const *want, tsr_dtype dtype,
+                           int64_t r, int64_t k) {
+  const char *id = golden_string(c, "id");
+  int64_t groups = k / golden_int(c, "group_size");
+  bool mlx_poisoned = false;
+  for (int64_t g = 0; g < groups; g++) {
+    int64_t i = r * groups + g;
+    float mlx_scale = element_value(want[1], dtype, i), mlx_bias = element_value(want[2], dtype, i);
+    float scale = element_value(got[1], dtype, i), bias = element_value(got[2], dtype, i);
+    mlx_poisoned |= isinf(mlx_scale) && mlx_bias == 0.0f;
+    if (!isfinite(scale) || !isfinite(bias) || scale == 0.0f)
+      CHECK_FAIL_("%s row %lld group %lld: scale %g, bias %g (finite, non-zero scale wanted)", id,
+                  (long long)r, (long long)g, (double)scale, (double)bias);
+  }
+  if (!mlx_poisoned)
+    CHECK_FAIL_("%s row %lld: a group wider than float32 where MLX's scale is finite", id,
+                (long long)r);
+}
+
 static void compare_rows(const cJSON *c, tally *t, tsr_array *w, void *const *got_data,
                          void *const *want_data, const int64_t *row_bytes, int nparts) {
   static const char *const part_names[3] = {"w_q", "scales", "biases"};
@@ -152,6 +198,11 @@ static void compare_rows(const cJSON *c, tally *t, tsr_array *w, void *const *go
     if (golden_row_undefined(c, r)) {
       check_rule_row(c, w_data, tsr_array_dtype(w), r, k, got_data, rule_data, row_bytes, nparts);
       t->undefined_rows++;
+      continue;
+    }
+    if (affine_row_wide(c, w_data, tsr_array_dtype(w), r, k)) {
+      check_wide_row(c, got_data, want_data, tsr_array_dtype(w), r, k);
+      t->wide_rows++;
       continue;
     }
     bool equal = true;
@@ -208,13 +259,15 @@ static void run_case(const cJSON *c, tally *t) {
 
 int main(void) {
   cJSON *root = golden_manifest();
-  tally t = {0, 0, 0, 0};
+  tally t = {0, 0, 0, 0, 0};
   const cJSON *c = NULL;
   cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(root, "cases")) {
     if (strcmp(golden_string(c, "kind"), "quantize") == 0) run_case(c, &t);
   }
-  printf("quantize golden: %d cases, %d rows bit for bit with MLX, %d undefined rows by the rule\n",
-         t.cases, t.rows, t.undefined_rows);
+  printf(
+      "quantize golden: %d cases, %d rows bit for bit with MLX, %d undefined rows by the rule, "
+      "%d rows wider than float32 by the rule\n",
+      t.cases, t.rows, t.undefined_rows, t.wide_rows);
   CHECK_EQ_INT(t.mismatches, 0);
   CHECK_EQ_INT(t.cases, 149);
   cJSON_Delete(root);
