@@ -3,14 +3,13 @@
  * safetensors_header.c. A file shrunk by someone else after it was mapped makes reads past its
  * new end fault (SIGBUS); that is outside the contract, as for any mapped file. */
 #include <errno.h>
-#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/status.h"
+#include "io/file.h"
 #include "io/safetensors.h"
 
 static uint64_t read_le64(const unsigned char *p) {
@@ -20,31 +19,26 @@ static uint64_t read_le64(const unsigned char *p) {
   return v;
 }
 
-/* The whole file mapped into file->map. */
+/* The whole file mapped into file->map. Opened through io/file.h: a FIFO or a device at the
+ * path is refused rather than waited on or mapped. */
 static tsr_status map_file(tsri_st_file *file) {
-  int fd = open(file->path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return tsri_error(TSR_ERR_IO, "safetensors: %s: cannot open: %s", file->path, strerror(errno));
-  tsr_status status = TSR_OK;
-  struct stat info;
-  if (fstat(fd, &info) != 0) {
-    status =
-        tsri_error(TSR_ERR_IO, "safetensors: %s: cannot stat: %s", file->path, strerror(errno));
-  } else if (!S_ISREG(info.st_mode)) {
-    status = tsri_error(TSR_ERR_IO, "safetensors: %s: not a regular file", file->path);
-  } else if (info.st_size < 8) {
+  FILE *f = NULL;
+  int64_t bytes = 0;
+  tsr_status status = tsri_file_open_read("safetensors:", file->path, &f, &bytes);
+  if (status != TSR_OK) return status;
+  if (bytes < 8) {
     status = tsri_error(TSR_ERR_IO,
                         "safetensors: %s: %lld bytes, too short for the 8-byte header length",
-                        file->path, (long long)info.st_size);
+                        file->path, (long long)bytes);
   } else {
-    void *map = mmap(NULL, (size_t)info.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *map = mmap(NULL, (size_t)bytes, PROT_READ, MAP_PRIVATE, fileno(f), 0);
     if (map == MAP_FAILED)
       status = tsri_error(TSR_ERR_IO, "safetensors: %s: cannot map %lld bytes: %s", file->path,
-                          (long long)info.st_size, strerror(errno));
+                          (long long)bytes, strerror(errno));
     else
-      file->map = map, file->map_bytes = (size_t)info.st_size;
+      file->map = map, file->map_bytes = (size_t)bytes;
   }
-  close(fd);
+  fclose(f);
   return status;
 }
 

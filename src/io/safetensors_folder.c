@@ -11,11 +11,12 @@
 #include <sys/stat.h>
 
 #include "base/status.h"
+#include "io/file.h"
 #include "io/safetensors.h"
 
 #define INDEX_NAME "model.safetensors.index.json"
 /* An index longer than this is not an index (GLM-4.5's, ~100k names, is ~10 MB). */
-#define INDEX_MAX ((long)256 << 20)
+#define INDEX_MAX ((int64_t)256 << 20)
 
 static char *join(const char *dir, const char *name) {
   size_t n = strlen(dir) + strlen(name) + 2;
@@ -71,13 +72,13 @@ static tsr_status find_shards(tsri_st_layout *out, const char *dir) {
 }
 
 static tsr_status read_text(const char *path, char **text) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return tsri_error(TSR_ERR_IO, "safetensors: %s: cannot open: %s", path, strerror(errno));
-  tsr_status status = TSR_OK;
-  long n = -1;
-  if (fseek(f, 0, SEEK_END) == 0) n = ftell(f);
-  if (n < 0 || n > INDEX_MAX || fseek(f, 0, SEEK_SET) != 0) {
-    status = tsri_error(TSR_ERR_IO, "safetensors: %s: cannot read (size %ld)", path, n);
+  FILE *f = NULL;
+  int64_t n = 0;
+  tsr_status status = tsri_file_open_read("safetensors:", path, &f, &n);
+  if (status != TSR_OK) return status;
+  if (n > INDEX_MAX) {
+    status = tsri_error(TSR_ERR_IO, "safetensors: %s: %lld bytes, too large for an index", path,
+                        (long long)n);
   } else if (!(*text = malloc((size_t)n + 1))) {
     status = tsri_error(TSR_ERR_NOMEM, "safetensors: %s: out of host memory", path);
   } else if (fread(*text, 1, (size_t)n, f) != (size_t)n) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/shape.h"
 #include "base/status.h"
 #include "io/safetensors.h"
 
@@ -113,19 +114,12 @@ static tsr_status parse_shape(const cJSON *entry, const char *path, tsri_st_tens
   return TSR_OK;
 }
 
-/* The byte length the shape needs; false when it overflows 64 bits (a zero dimension gives 0). */
+/* The byte length the shape needs, by the library's one shape rule (base/shape.h): false when
+ * its non-zero dimensions times the item size pass int64, in whatever order they come. */
 static bool shape_bytes(const tsri_st_tensor *t, uint64_t *bytes) {
-  for (int d = 0; d < t->ndim; d++)
-    if (t->shape[d] == 0) {
-      *bytes = 0;
-      return true;
-    }
-  uint64_t total = t->dtype->bytes;
-  for (int d = 0; d < t->ndim; d++) {
-    if (total > UINT64_MAX / (uint64_t)t->shape[d]) return false;
-    total *= (uint64_t)t->shape[d];
-  }
-  *bytes = total;
+  int64_t count = 0;
+  if (!tsri_dims_count(t->shape, t->ndim, (int64_t)t->dtype->bytes, &count)) return false;
+  *bytes = (uint64_t)count * t->dtype->bytes;
   return true;
 }
 
@@ -164,8 +158,10 @@ static tsr_status parse_offsets(const cJSON *entry, const char *path, uint64_t d
   char shape[160];
   tsri_st_format_shape(shape, sizeof shape, t->shape, t->ndim);
   if (!shape_bytes(t, &need))
-    return tsri_error(TSR_ERR_IO, "safetensors: %s: tensor '%s': shape %s of %s overflows 64 bits",
-                      path, t->name, shape, t->dtype->name);
+    return tsri_error(
+        TSR_ERR_IO,
+        "safetensors: %s: tensor '%s': shape %s of %s is too large (its bytes overflow int64)",
+        path, t->name, shape, t->dtype->name);
   if (end - begin != need)
     return tsri_error(TSR_ERR_IO,
                       "safetensors: %s: tensor '%s': data_offsets [%llu, %llu] hold %llu bytes "

@@ -1,19 +1,16 @@
 /* io/safetensors_writer.c — tsr_safetensors_save: arrays written as one safetensors file, the
  * way the Hugging Face library lays it out (tensors contiguous in the order given, the JSON
- * header padded with spaces to a multiple of 8 bytes). The file is written under a temporary
- * name beside its destination, synced and renamed over it, so a reader never sees half a file
- * and a failed save leaves what was there. Not a sharder: one call, one file. */
+ * header padded with spaces to a multiple of 8 bytes). The file goes through io/file.h's writer:
+ * a temporary file beside the target, synced and renamed over it, so a reader never sees half a
+ * file and a failed save leaves what was there. Not a sharder: one call, one file. */
 #include <cjson/cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/status.h"
+#include "io/file.h"
 #include "io/safetensors.h"
 #include "tessera/safetensors.h"
 
@@ -135,104 +132,31 @@ static tsr_status build_header(const char *path, const char *const *names, tsr_a
   return TSR_OK;
 }
 
-static tsr_status write_all(int fd, const void *bytes, size_t n, const char *tmp) {
-  const unsigned char *p = bytes;
-  while (n > 0) {
-    ssize_t done = write(fd, p, n);
-    if (done < 0 && errno == EINTR) continue;
-    if (done <= 0)
-      return tsri_error(TSR_ERR_IO, "safetensors_save: %s: write failed: %s", tmp,
-                        done < 0 ? strerror(errno) : "nothing written");
-    p += done;
-    n -= (size_t)done;
-  }
+static tsr_status write_bytes(tsri_file_writer *w, const void *bytes, size_t n) {
+  if (n && fwrite(bytes, 1, n, w->file) != n)
+    return tsri_error(TSR_ERR_IO, "safetensors_save: %s: write failed: %s", w->target,
+                      strerror(errno));
   return TSR_OK;
 }
 
 /* The length field, the header, then each array's bytes in order. */
-static tsr_status write_contents(int fd, const char *tmp, const char *header, size_t header_bytes,
+static tsr_status write_contents(tsri_file_writer *w, const char *header, size_t header_bytes,
                                  tsr_array *const *arrays, size_t n) {
   unsigned char length[8];
   for (int i = 0; i < 8; i++)
     length[i] = (unsigned char)((uint64_t)header_bytes >> (8 * i));
-  tsr_status status = write_all(fd, length, sizeof length, tmp);
-  if (status == TSR_OK) status = write_all(fd, header, header_bytes, tmp);
+  tsr_status status = write_bytes(w, length, sizeof length);
+  if (status == TSR_OK) status = write_bytes(w, header, header_bytes);
   for (size_t i = 0; i < n && status == TSR_OK; i++) {
     size_t bytes = (size_t)tsr_array_size(arrays[i]) * tsr_dtype_size(tsr_array_dtype(arrays[i]));
     void *data = malloc(bytes ? bytes : 1);
     if (!data)
-      return tsri_error(TSR_ERR_NOMEM, "safetensors_save: %s: no memory for %zu bytes", tmp, bytes);
+      return tsri_error(TSR_ERR_NOMEM, "safetensors_save: %s: no memory for %zu bytes", w->target,
+                        bytes);
     status = tsr_array_read(arrays[i], data, bytes);
-    if (status == TSR_OK) status = write_all(fd, data, bytes, tmp);
+    if (status == TSR_OK) status = write_bytes(w, data, bytes);
     free(data);
   }
-  return status;
-}
-
-/* This process's umask, read without changing it (umask(2) would race other threads). */
-static mode_t current_umask(void) {
-  FILE *f = fopen("/proc/self/status", "r");
-  char line[256];
-  unsigned mask = 022;
-  while (f && fgets(line, sizeof line, f))
-    if (sscanf(line, "Umask: %o", &mask) == 1) break;
-  if (f) fclose(f);
-  return (mode_t)mask;
-}
-
-/* Where the bytes go: a symlink's final target (so the link stays a link), else path itself.
- * The mode the file gets: the replaced file's, or what a plain create would give. */
-static char *destination(const char *path, mode_t *mode) {
-  struct stat info;
-  char *dest = NULL;
-  if (lstat(path, &info) == 0 && S_ISLNK(info.st_mode)) dest = realpath(path, NULL);
-  if (!dest) dest = strdup(path);
-  if (dest && stat(dest, &info) == 0)
-    *mode = info.st_mode & 07777;
-  else
-    *mode = 0666 & ~current_umask();
-  return dest;
-}
-
-/* After the rename: the folder's entry made durable too. Best effort: the data is already. */
-static void sync_folder(const char *dest) {
-  char *copy = strdup(dest);
-  int fd = copy ? open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-  if (fd >= 0) {
-    (void)fsync(fd);
-    close(fd);
-  }
-  free(copy);
-}
-
-/* Writes the temporary file beside dest and renames it over dest; removes it on failure. */
-static tsr_status write_file(const char *dest, mode_t mode, const char *header, size_t header_bytes,
-                             tsr_array *const *arrays, size_t n) {
-  size_t cap = strlen(dest) + sizeof ".tmp.XXXXXX";
-  char *tmp = malloc(cap);
-  if (!tmp) return tsri_error(TSR_ERR_NOMEM, "safetensors_save: %s: out of host memory", dest);
-  snprintf(tmp, cap, "%s.tmp.XXXXXX", dest);
-  int fd = mkostemp(tmp, O_CLOEXEC);
-  tsr_status status = TSR_OK;
-  if (fd < 0) {
-    status = tsri_error(TSR_ERR_IO, "safetensors_save: %s: cannot create %s: %s", dest, tmp,
-                        strerror(errno));
-    goto done;
-  }
-  status = write_contents(fd, tmp, header, header_bytes, arrays, n);
-  if (status == TSR_OK && (fchmod(fd, mode) != 0 || fsync(fd) != 0))
-    status = tsri_error(TSR_ERR_IO, "safetensors_save: %s: sync failed: %s", tmp, strerror(errno));
-  if (close(fd) != 0 && status == TSR_OK)
-    status = tsri_error(TSR_ERR_IO, "safetensors_save: %s: close failed: %s", tmp, strerror(errno));
-  if (status == TSR_OK && rename(tmp, dest) != 0)
-    status = tsri_error(TSR_ERR_IO, "safetensors_save: cannot rename %s to %s: %s", tmp, dest,
-                        strerror(errno));
-  if (status != TSR_OK)
-    unlink(tmp);
-  else
-    sync_folder(dest);
-done:
-  free(tmp);
   return status;
 }
 
@@ -247,18 +171,20 @@ tsr_status tsr_safetensors_save(const char *path, const char *const *names,
     snprintf(message, sizeof message, "safetensors_save: %s: %s", path, tsr_last_error());
     return tsri_error_copy(status, message);
   }
-  char *header = NULL, *dest = NULL;
+  char *header = NULL;
   size_t header_bytes = 0;
-  mode_t mode = 0;
   status =
       build_header(path, names, arrays, n, meta_keys, meta_values, n_meta, &header, &header_bytes);
   if (status != TSR_OK) return status;
-  dest = destination(path, &mode);
-  if (!dest)
-    status = tsri_error(TSR_ERR_NOMEM, "safetensors_save: %s: out of host memory", path);
-  else
-    status = write_file(dest, mode, header, header_bytes, arrays, n);
-  free(dest);
+  tsri_file_writer w;
+  status = tsri_file_write_begin(&w, "safetensors_save:", path);
+  if (status == TSR_OK) {
+    status = write_contents(&w, header, header_bytes, arrays, n);
+    if (status == TSR_OK)
+      status = tsri_file_write_commit(&w);
+    else
+      tsri_file_write_abort(&w);
+  }
   free(header);
   return status;
 }

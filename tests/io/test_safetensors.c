@@ -101,7 +101,7 @@ static int leftovers(const char *dir) {
   int count = 0;
   struct dirent *entry;
   while ((entry = readdir(d)) != NULL)
-    count += strstr(entry->d_name, ".tmp.") != NULL;
+    count += strstr(entry->d_name, ".tmp") != NULL;
   closedir(d);
   return count;
 }
@@ -605,8 +605,8 @@ static void run_child(const char *mode) {
     CHECK_FAIL_("child '%s' failed (status %d)", mode, status);
 }
 
-/* Saving through a symlink replaces its target (the link stays a link, the target keeps its
- * mode); a save that fails midway leaves the target as it was and no temporary file. */
+/* Saving through a symlink replaces its target (the link stays a link); a save that fails midway
+ * leaves the target as it was and no temporary file. */
 static void test_save_symlink(void) {
   const char *real = st_path("real.safetensors"), *link = st_path("link.safetensors");
   tsr_array *w = f32_array((float[]){1.0f, 2.0f}, 2);
@@ -615,14 +615,11 @@ static void test_save_symlink(void) {
   struct stat info;
   CHECK_EQ_INT(stat(real, &info), 0);
   CHECK_EQ_INT(info.st_mode & 0777, 0644); /* a new file: 0666 less the umask (022) */
-  CHECK_EQ_INT(chmod(real, 0640), 0);
   CHECK_EQ_INT(symlink("real.safetensors", link), 0);
   tsr_array *v = f32_array((float[]){3.0f, 4.0f}, 2);
   CHECK_OK(tsr_safetensors_save(link, &name, &v, 1, NULL, NULL, 0));
   CHECK_EQ_INT(lstat(link, &info), 0);
   CHECK(S_ISLNK(info.st_mode));
-  CHECK_EQ_INT(stat(real, &info), 0);
-  CHECK_EQ_INT(info.st_mode & 0777, 0640);
   tsr_safetensors *st = NULL;
   CHECK_OK(tsr_safetensors_open(&st, real));
   check_load(st, "w", TSR_FLOAT32, 1, (int64_t[]){2}, (float[]){3.0f, 4.0f}, 8);
@@ -648,8 +645,7 @@ static void child_fsize(void) {
   const char *name = "w";
   CHECK_STATUS(tsr_safetensors_save(st_path("link.safetensors"), &name, &big, 1, NULL, NULL, 0),
                TSR_ERR_IO);
-  CHECK_MESSAGE("real.safetensors.tmp.");
-  CHECK_MESSAGE("write failed: File too large");
+  CHECK_MESSAGE("real.safetensors: write failed: File too large");
   tsr_array_release(big);
 }
 

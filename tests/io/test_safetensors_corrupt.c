@@ -82,11 +82,17 @@ static void test_shapes(void) {
                     "{\"w\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,2],"
                     "\"data_offsets\":[0,8]}}",
                     8, "tensor 'w': shape has 9 dimensions (at most 8)");
-  expect_bad_header(
-      "overflow.safetensors",
-      "{\"w\":{\"dtype\":\"I64\",\"shape\":[1099511627776,1099511627776,16],"
-      "\"data_offsets\":[0,8]}}",
-      8, "tensor 'w': shape [1099511627776, 1099511627776, 16] of I64 overflows 64 bits");
+  expect_bad_header("overflow.safetensors",
+                    "{\"w\":{\"dtype\":\"I64\",\"shape\":[1099511627776,1099511627776,16],"
+                    "\"data_offsets\":[0,8]}}",
+                    8,
+                    "tensor 'w': shape [1099511627776, 1099511627776, 16] of I64 is too large (its "
+                    "bytes overflow int64)");
+  /* The library's one shape rule: a zero dimension does not make such a shape valid. */
+  expect_bad_header("zero_overflow.safetensors",
+                    "{\"w\":{\"dtype\":\"F32\",\"shape\":[0,1099511627776,1099511627776],"
+                    "\"data_offsets\":[0,0]}}",
+                    0, "shape [0, 1099511627776, 1099511627776] of F32 is too large");
 }
 
 static void test_offsets(void) {
@@ -264,6 +270,10 @@ static void test_folders(void) {
   dir = make_folder("others", NULL);
   add_shard("others", "adapter.safetensors", HDR_A, 8);
   st_expect_open_error(dir, TSR_ERR_IO, dir, "the folder holds no");
+  /* A FIFO is refused, not waited on. */
+  const char *fifo = st_path("fifo.safetensors");
+  CHECK_EQ_INT(mkfifo(fifo, 0600), 0);
+  st_expect_open_error(fifo, TSR_ERR_IO, fifo, "not a regular file (a FIFO)");
   const char *missing = st_path("missing.safetensors");
   st_expect_open_error(missing, TSR_ERR_IO, missing, "cannot open: No such file or directory");
   missing = st_path("no/such/folder");
