@@ -1,9 +1,11 @@
 /* tests/io/test_safetensors.h — what the safetensors tests share: a scratch folder under /tmp
  * removed at the end, files written byte by byte (for layouts tessera's writer would never
- * produce) and the check that opening one fails as it should. */
+ * produce), the check that opening one fails as it should, loads compared with their bytes and the
+ * CPU ledger's active bytes. */
 #ifndef TSR_TESTS_IO_TEST_SAFETENSORS_H
 #define TSR_TESTS_IO_TEST_SAFETENSORS_H
 
+#include <dirent.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include "check.h"
 
 static char st_tmp_dir[64];
+static const tsr_device st_cpu = {TSR_CPU, 0};
 
 static inline void st_make_tmp_dir(const char *test) {
   snprintf(st_tmp_dir, sizeof st_tmp_dir, "/tmp/tsr_%s_XXXXXX", test);
@@ -77,6 +80,49 @@ static inline int st_remove_entry(const char *path, const struct stat *info, int
 
 static inline void st_remove_tmp_dir(void) {
   CHECK_EQ_INT(nftw(st_tmp_dir, st_remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+}
+
+/* ---- shared checks --------------------------------------------------------------------- */
+
+static inline uint64_t st_active_bytes(void) {
+  tsr_backing_snapshot snap;
+  CHECK_OK(tsr_calibration_snapshot(st_cpu, &snap));
+  CHECK_EQ_U64(snap.pending, 0);
+  return snap.active;
+}
+
+/* Temporary files the writer left in `dir` (there must be none). */
+static inline int st_leftovers(const char *dir) {
+  DIR *d = opendir(dir);
+  CHECK(d != NULL);
+  int count = 0;
+  struct dirent *entry;
+  while ((entry = readdir(d)) != NULL)
+    count += strstr(entry->d_name, ".tmp") != NULL;
+  closedir(d);
+  return count;
+}
+
+static inline tsr_array *st_f32_array(const float *values, int64_t n) {
+  tsr_array *a = NULL;
+  CHECK_OK(tsr_array_from_data_on(&a, values, TSR_FLOAT32, (int64_t[]){n}, 1, st_cpu));
+  return a;
+}
+
+/* The tensor loads on the CPU with this dtype, shape and bytes. */
+static inline void st_check_load(tsr_safetensors *st, const char *name, tsr_dtype dtype, int ndim,
+                                 const int64_t *shape, const void *bytes, size_t nbytes) {
+  tsr_array *a = NULL;
+  CHECK_OK(tsr_safetensors_load(&a, st, name, st_cpu));
+  CHECK_EQ_INT(tsr_array_dtype(a), dtype);
+  CHECK_EQ_INT(tsr_array_ndim(a), ndim);
+  for (int d = 0; d < ndim; d++)
+    CHECK_EQ_INT(tsr_array_dim(a, d), shape[d]);
+  unsigned char got[1024];
+  CHECK(nbytes <= sizeof got);
+  CHECK_OK(tsr_array_read(a, got, nbytes));
+  if (nbytes && memcmp(got, bytes, nbytes) != 0) CHECK_FAIL_("tensor '%s': values differ", name);
+  tsr_array_release(a);
 }
 
 #endif
