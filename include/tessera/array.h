@@ -54,11 +54,17 @@ TSR_API tsr_stream *tsr_default_stream(tsr_device d);
  * tsr_stream_free. TSR_ERR_DEVICE for an unknown device, TSR_ERR_NOMEM if no thread could start. */
 TSR_API tsr_status tsr_stream_new(tsr_stream **out, tsr_device d);
 /* Waits for the stream's work, then frees it; arrays it evaluated stay valid; evaluating a graph
- * that names the freed stream is TSR_ERR_STATE. TSR_ERR_INVALID for NULL or a default stream. */
+ * that names the freed stream is TSR_ERR_STATE. TSR_ERR_INVALID for NULL or a default stream.
+ * A freed handle stays safe to pass: every function taking a stream answers TSR_ERR_STATE for
+ * it (freeing it again included), as for any handle from before tsr_shutdown; handles are never
+ * reused. From a host function running on s itself: TSR_ERR_STATE (it would wait for itself). */
 TSR_API tsr_status tsr_stream_free(tsr_stream *s);
-/* Blocks until everything submitted to s before the call has run. NULL = default stream. */
+/* Blocks until everything submitted to s before the call has run. NULL = default stream.
+ * TSR_ERR_STATE for a freed handle, and from a host function when the wait could never end (on
+ * its own stream, or on one that needs work queued behind it), naming the streams. */
 TSR_API tsr_status tsr_stream_synchronize(tsr_stream *s);
-/* The stream's device; the CPU for NULL. */
+/* The stream's device; the CPU for NULL; {TSR_CPU, -1} for a freed handle (tsr_last_error says
+ * why). */
 TSR_API tsr_device tsr_stream_device(const tsr_stream *s);
 
 typedef struct tsr_array tsr_array;
@@ -96,7 +102,10 @@ TSR_API tsr_dtype tsr_array_dtype(const tsr_array *a);
 /* Evaluates the arrays: walks their graphs in dependency order under the evaluation lock,
  * submits each node to its stream, releases the lock and waits. Returns the first error among
  * the arrays (in the order given), with that array's message. NULL entries are TSR_ERR_INVALID;
- * a graph naming a freed stream is TSR_ERR_STATE and nothing of it is submitted. */
+ * a graph naming a freed stream is TSR_ERR_STATE and nothing of it is submitted. Called from a
+ * host function, a wait that could never end (for work queued behind it on its own stream, or
+ * on a stream that needs such work) is TSR_ERR_STATE naming the streams, not a deadlock; the
+ * arrays stay submitted and run once the host function has returned. */
 TSR_API tsr_status tsr_eval(tsr_array *const *arrays, size_t n);
 /* The same without waiting: returns once everything is submitted. */
 TSR_API tsr_status tsr_async_eval(tsr_array *const *arrays, size_t n);
@@ -114,9 +123,10 @@ TSR_API tsr_status tsr_array_record_stream(tsr_array *a, tsr_stream *s);
 TSR_API tsr_status tsr_to_device(tsr_array **out, tsr_array *a, tsr_device d, tsr_stream *s);
 
 /* Joins the stream workers (after their work), frees every stream not yet freed (their handles
- * become invalid), empties the buffer caches and releases backend state. Arrays still held stay
- * readable if evaluated, and may be released afterwards. The library starts again on next use.
- * Not to be called while another thread is using tessera. */
+ * then answer TSR_ERR_STATE), empties the buffer caches and releases backend state. Arrays still
+ * held stay readable if evaluated, and may be released afterwards. The library starts again on
+ * next use. Not to be called while another thread is using tessera; from a host function it
+ * does nothing (an error is logged): it would join that function's own worker. */
 TSR_API void tsr_shutdown(void);
 
 #ifdef __cplusplus

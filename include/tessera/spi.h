@@ -35,12 +35,15 @@ extern "C" {
 typedef tsr_status (*tsr_serialized_fn)(void *ctx);
 /* Runs fn(ctx) holding the evaluation lock; returns fn's status (TSR_ERR_INVALID for NULL fn). */
 TSR_API tsr_status tsr_with_serialized_evaluation(tsr_serialized_fn fn, void *ctx);
-/* cudaStream_t for a GPU stream, NULL for a CPU stream. */
+/* cudaStream_t for a GPU stream, NULL for a CPU stream (and for a freed handle, with
+ * TSR_ERR_STATE as the thread's last error). */
 TSR_API void *tsr_stream_native(tsr_stream *s);
 /* Runs fn(ctx) in stream order: after everything submitted to s before it, before everything
  * after. fn runs on the stream's worker; it must not wait on tessera work or call the CUDA API,
  * and it still runs when the stream has failed, so it can release what it owns. NULL s = the
- * default stream. TSR_ERR_STATE on a freed stream (fn then never runs). */
+ * default stream. TSR_ERR_STATE on a freed stream (fn then never runs). A wait fn issues anyway
+ * that could never end (tsr_eval or tsr_stream_synchronize of work queued behind fn) returns
+ * TSR_ERR_STATE naming the stream instead of deadlocking. */
 TSR_API tsr_status tsr_stream_enqueue_host(tsr_stream *s, void (*fn)(void *ctx), void *ctx);
 
 #ifdef __cplusplus

@@ -97,17 +97,24 @@ tsr_status tsri_node_new(tsr_array **out, tsri_primitive primitive, const tsri_p
   int64_t size = 0;
   tsr_status status = tsri_shape_check(what, shape, ndim, dtype, &size);
   if (status != TSR_OK) return status;
-  tsr_stream *s = tsri_stream_resolve(stream);
-  if (!s) return tsri_error(TSR_ERR_DEVICE, "%s: the default device has no stream", what);
-  if (atomic_load(&s->closed)) return tsri_error(TSR_ERR_STATE, "%s: the stream was freed", what);
+  tsri_stream *s = NULL; /* a freed or stale handle is TSR_ERR_STATE here, never dereferenced */
+  status = tsri_stream_acquire(stream, what, &s);
+  if (status != TSR_OK) return status;
+  if (atomic_load(&s->closed)) { /* freed by another thread since: the same answer */
+    tsri_stream_release(s);
+    return tsri_error(TSR_ERR_STATE, "%s: the stream was freed", what);
+  }
   tsr_array *a = node_alloc(dtype, shape, ndim, size, s->device);
-  if (!a) return tsri_error(TSR_ERR_NOMEM, "%s: out of host memory for a graph node", what);
+  if (!a) {
+    tsri_stream_release(s);
+    return tsri_error(TSR_ERR_NOMEM, "%s: out of host memory for a graph node", what);
+  }
   a->primitive = primitive;
   if (params) a->params = *params;
   a->ninputs = ninputs;
   for (int i = 0; i < ninputs; i++)
     a->inputs[i] = tsr_array_retain(inputs[i]);
-  a->stream = tsri_stream_retain(s);
+  a->stream = s; /* acquire's reference */
   *out = a;
   return TSR_OK;
 }

@@ -53,7 +53,7 @@ struct tsr_array {
   tsri_params params;
   int ninputs;
   struct tsr_array *inputs[TSRI_MAX_INPUTS]; /* held until the node has run */
-  struct tsr_stream *stream;                 /* held for the node's life once set */
+  struct tsri_stream *stream;                /* held for the node's life once set */
   uint64_t visit_epoch;                      /* graph walk bookkeeping (evaluation lock) */
   tsri_task task;                 /* task.seq: the node's place on `stream` once submitted */
   struct tsr_array *release_next; /* iterative destruction: no recursion on long chains */

@@ -79,7 +79,12 @@ tsr_status tsr_set_default_device(tsr_device d) {
 }
 
 void tsr_shutdown(void) {
-  tsri_streams_shutdown();  /* first: workers may still release buffers into the cache */
+  /* first: workers may still release buffers into the cache. From a host function it would
+     join its own worker: refused, nothing done. */
+  if (!tsri_streams_shutdown()) {
+    tsri_log(TSR_LOG_ERROR, "tsr_shutdown called from a host function on a stream; ignored");
+    return;
+  }
   tsri_backends_shutdown(); /* then the kernels' own threads (the CPU's parallel-for pool) */
   tsri_memory_shutdown();
 }

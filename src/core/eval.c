@@ -112,7 +112,10 @@ static tsr_status submit_graph(const char *what, tsr_array *const *arrays, size_
 static tsr_status wait_ready(tsr_array *a) {
   int state = atomic_load(&a->state);
   if (state == TSRI_NODE_SUBMITTED) {
-    tsri_stream_wait(a->stream, a->task.seq);
+    /* From a host function, a wait that could never end is TSR_ERR_STATE (core/stream.h); the
+       array stays submitted and runs once the host function has returned. */
+    tsr_status status = tsri_stream_wait(a->stream, a->task.seq, "eval");
+    if (status != TSR_OK) return status;
     state = atomic_load(&a->state);
   }
   if (state == TSRI_NODE_FAILED)
@@ -150,8 +153,18 @@ static void record_failure(tsr_array *node, tsr_status status, const char *messa
 static bool inputs_ready(tsr_array *node) {
   for (int i = 0; i < node->ninputs; i++) {
     tsr_array *input = node->inputs[i];
-    if (atomic_load(&input->state) == TSRI_NODE_SUBMITTED)
-      tsri_stream_wait(input->stream, input->task.seq); /* same stream: already past, returns */
+    if (atomic_load(&input->state) == TSRI_NODE_SUBMITTED) {
+      /* Same stream: already past, returns. Another stream: refused if its worker is blocked,
+         directly or through others, on work queued behind this node (a host function's wait). */
+      tsr_status status = tsri_stream_wait(input->stream, input->task.seq, "eval");
+      if (status != TSR_OK) {
+        char what[160], message[TSR_ERROR_MAX + 200];
+        snprintf(message, sizeof message, "%s: %s", tsri_array_describe(node, what, sizeof what),
+                 tsr_last_error());
+        record_failure(node, status, message);
+        return false;
+      }
+    }
     if (atomic_load(&input->state) == TSRI_NODE_FAILED) {
       record_failure(node, input->status,
                      input->message ? input->message : tsr_status_name(input->status));

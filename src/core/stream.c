@@ -1,24 +1,127 @@
-/* core/stream.c — streams: the worker thread and its FIFO, sequence-number fences, the registry
- * of live streams, default streams, and the public stream functions. It runs tasks; it does not
- * know what a node computes (core/eval.c) or how (the backends). */
+/* core/stream.c — streams: the worker thread and its FIFO, sequence-number fences with deadlock
+ * detection for waits issued from a worker, the handle table behind the public tsr_stream *,
+ * default streams, and the public stream functions. It runs tasks; it does not know what a node
+ * computes (core/eval.c) or how (the backends). */
 #include "core/stream.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "base/discovery.h"
+#include "base/log.h"
 #include "base/status.h"
 #include "core/backend.h"
 #include "core/device.h"
 #include "core/lock.h"
 #include "tessera/spi.h"
 
-/* Live streams, default ones included; guarded by the evaluation lock. */
-static tsr_stream *registry;
-static tsr_stream *default_streams[1 + TSR_MAX_GPUS];
+static tsri_stream *default_streams[1 + TSR_MAX_GPUS]; /* evaluation lock */
+
+/* The stream whose worker is this thread; NULL on any other thread. */
+static _Thread_local tsri_stream *current_worker;
 
 static int default_slot(tsr_device d) {
   return d.type == TSR_CPU ? 0 : 1 + d.index;
 }
+
+const char *tsri_stream_name(const tsri_stream *s, char buf[64]) {
+  char device[16];
+  tsri_device_str(s->device, device);
+  if (s->is_default)
+    snprintf(buf, 64, "the default stream of %s", device);
+  else
+    snprintf(buf, 64, "stream %llu (%s)", (unsigned long long)s->serial, device);
+  return buf;
+}
+
+/* ---- the handle table ----------------------------------------------------------------------
+   A handle is (serial << SLOT_BITS) | slot, never 0. Serial numbers grow for the life of the
+   process, across tsr_shutdown, so a stale handle never matches a later stream in its slot. */
+
+_Static_assert(sizeof(uintptr_t) >= 8, "stream handles pack a 44-bit serial into a pointer");
+enum { SLOT_BITS = 20, MAX_SLOTS = 1 << SLOT_BITS, NO_SLOT = -1 };
+
+typedef struct {
+  uint64_t serial; /* 0 when free */
+  tsri_stream *stream;
+  int next_free;
+} handle_slot;
+
+static struct {
+  pthread_mutex_t mutex; /* innermost: taken under the evaluation lock, never the other way */
+  handle_slot *slots;
+  int count, capacity, free_head;
+  uint64_t next_serial;
+} handles = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0, NO_SLOT, 1};
+
+static tsr_stream *encode(uint64_t serial, int slot) {
+  return (tsr_stream *)(uintptr_t)((serial << SLOT_BITS) | (uint64_t)slot);
+}
+
+/* Gives s a slot, a serial and its handle. */
+static tsr_status handle_register(tsri_stream *s) {
+  tsr_status status = TSR_OK;
+  pthread_mutex_lock(&handles.mutex);
+  int slot = handles.free_head;
+  if (slot != NO_SLOT) {
+    handles.free_head = handles.slots[slot].next_free;
+  } else if (handles.count == MAX_SLOTS) {
+    status = tsri_error(TSR_ERR_NOMEM, "stream_new: %d streams are live (the most there can be)",
+                        MAX_SLOTS);
+  } else {
+    if (handles.count == handles.capacity) {
+      int grown = handles.capacity ? handles.capacity * 2 : 16;
+      handle_slot *bigger = realloc(handles.slots, (size_t)grown * sizeof *bigger);
+      if (!bigger) status = tsri_error(TSR_ERR_NOMEM, "stream_new: out of host memory");
+      if (bigger) handles.slots = bigger, handles.capacity = grown;
+    }
+    if (status == TSR_OK) slot = handles.count++;
+  }
+  if (status == TSR_OK) {
+    s->serial = handles.next_serial++;
+    s->handle = encode(s->serial, slot);
+    handles.slots[slot] = (handle_slot){s->serial, s, NO_SLOT};
+  }
+  pthread_mutex_unlock(&handles.mutex);
+  return status;
+}
+
+/* The live stream behind a handle, retained; NULL when it is not one. handles.mutex held. */
+static tsri_stream *lookup_locked(const tsr_stream *handle) {
+  uintptr_t bits = (uintptr_t)handle;
+  int slot = (int)(bits & (MAX_SLOTS - 1));
+  uint64_t serial = (uint64_t)bits >> SLOT_BITS;
+  if (serial == 0 || slot >= handles.count || handles.slots[slot].serial != serial) return NULL;
+  return tsri_stream_retain(handles.slots[slot].stream);
+}
+
+/* Frees s's slot: its handle stops resolving. False when it already was. handles.mutex held. */
+static bool retire_locked(tsri_stream *s) {
+  int slot = (int)((uintptr_t)s->handle & (MAX_SLOTS - 1));
+  if (slot >= handles.count || handles.slots[slot].stream != s) return false;
+  handles.slots[slot] = (handle_slot){0, NULL, handles.free_head};
+  handles.free_head = slot;
+  return true;
+}
+
+tsr_status tsri_stream_acquire(tsr_stream *handle, const char *what, tsri_stream **out) {
+  if (!handle) {
+    handle = tsr_default_stream(tsr_default_device());
+    if (!handle) return tsri_error(TSR_ERR_DEVICE, "%s: the default device has no stream", what);
+  }
+  pthread_mutex_lock(&handles.mutex);
+  tsri_stream *s = lookup_locked(handle);
+  pthread_mutex_unlock(&handles.mutex);
+  if (!s)
+    return tsri_error(TSR_ERR_STATE,
+                      "%s: stream handle %p is not a live stream (freed, or from before "
+                      "tsr_shutdown)",
+                      what, (void *)handle);
+  *out = s;
+  return TSR_OK;
+}
+
+/* ---- the worker ----------------------------------------------------------------------------- */
 
 static void run_task(tsri_task *task) {
   if (task->node) {
@@ -29,7 +132,7 @@ static void run_task(tsri_task *task) {
   }
 }
 
-static void mark_completed(tsr_stream *s, uint64_t seq) {
+static void mark_completed(tsri_stream *s, uint64_t seq) {
   /* Paired with tsri_stream_wait: both sides use sequentially consistent atomics, so either the
      waiter sees the new count or this side sees the waiter and broadcasts under the mutex. */
   atomic_store(&s->completed, seq);
@@ -41,7 +144,8 @@ static void mark_completed(tsr_stream *s, uint64_t seq) {
 }
 
 static void *worker_main(void *arg) {
-  tsr_stream *s = arg;
+  tsri_stream *s = arg;
+  current_worker = s;
   pthread_mutex_lock(&s->queue_mutex);
   for (;;) {
     while (!s->head && !s->stop) {
@@ -66,7 +170,66 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-static void stream_destroy(tsr_stream *s) {
+/* ---- waiting, and the wait graph -------------------------------------------------------------
+   Waits issued from stream workers can close a cycle: a host function on stream A evaluates work
+   on A (queued behind itself), or work on B that needs A's later work. Each worker records what
+   it blocks on; the wait that would close a cycle sees it and is refused. Checking and recording
+   happen under one mutex, so of two waits closing one cycle the second always sees the first. */
+
+static pthread_mutex_t wait_graph_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* True when waiting for task `seq` of t can never end because the chain of blocked workers it
+   depends on comes back to self (whose worker is the caller). wait_graph_mutex held. */
+static bool wait_closes_cycle(const tsri_stream *self, tsri_stream *t, uint64_t seq) {
+  for (int hops = 0; hops <= MAX_SLOTS; hops++) {
+    if (atomic_load(&t->completed) >= seq) return false;
+    if (t == self) return true;
+    if (!t->waiting_on) return false; /* t's worker is running: it will get there */
+    seq = t->waiting_seq;             /* t cannot pass its current task before this */
+    t = t->waiting_on;
+  }
+  return false;
+}
+
+tsr_status tsri_stream_wait(tsri_stream *s, uint64_t seq, const char *what) {
+  if (atomic_load(&s->completed) >= seq) return TSR_OK;
+  tsri_stream *self = current_worker;
+  if (self) {
+    pthread_mutex_lock(&wait_graph_mutex);
+    bool cycle = wait_closes_cycle(self, s, seq);
+    if (!cycle) self->waiting_on = s, self->waiting_seq = seq;
+    pthread_mutex_unlock(&wait_graph_mutex);
+    if (cycle) {
+      char mine[64], theirs[64];
+      tsri_stream_name(self, mine);
+      if (s == self)
+        return tsri_error(TSR_ERR_STATE,
+                          "%s: a host function running on %s waits for work queued behind it on "
+                          "that same stream, which cannot run until it returns",
+                          what, mine);
+      return tsri_error(TSR_ERR_STATE,
+                        "%s: the worker of %s would wait on %s, which needs work queued behind "
+                        "the running task on %s: the wait could never end",
+                        what, mine, tsri_stream_name(s, theirs), mine);
+    }
+  }
+  pthread_mutex_lock(&s->done_mutex);
+  atomic_fetch_add(&s->waiters, 1);
+  while (atomic_load(&s->completed) < seq)
+    pthread_cond_wait(&s->done_cond, &s->done_mutex);
+  atomic_fetch_sub(&s->waiters, 1);
+  pthread_mutex_unlock(&s->done_mutex);
+  if (self) {
+    pthread_mutex_lock(&wait_graph_mutex);
+    self->waiting_on = NULL;
+    pthread_mutex_unlock(&wait_graph_mutex);
+  }
+  return TSR_OK;
+}
+
+/* ---- life ------------------------------------------------------------------------------------ */
+
+static void stream_destroy(tsri_stream *s) {
   pthread_mutex_destroy(&s->queue_mutex);
   pthread_cond_destroy(&s->queue_cond);
   pthread_mutex_destroy(&s->done_mutex);
@@ -74,8 +237,9 @@ static void stream_destroy(tsr_stream *s) {
   free(s);
 }
 
-static tsr_status stream_create(tsr_device d, bool is_default, tsr_stream **out) {
-  tsr_stream *s = calloc(1, sizeof *s);
+/* Under the evaluation lock. */
+static tsr_status stream_create(tsr_device d, bool is_default, tsri_stream **out) {
+  tsri_stream *s = calloc(1, sizeof *s);
   if (!s) return tsri_error(TSR_ERR_NOMEM, "stream_new: out of host memory");
   s->device = d;
   s->is_default = is_default;
@@ -84,18 +248,24 @@ static tsr_status stream_create(tsr_device d, bool is_default, tsr_stream **out)
   pthread_cond_init(&s->queue_cond, NULL);
   pthread_mutex_init(&s->done_mutex, NULL);
   pthread_cond_init(&s->done_cond, NULL);
+  tsr_status status = handle_register(s);
+  if (status != TSR_OK) {
+    stream_destroy(s);
+    return status;
+  }
   int rc = pthread_create(&s->worker, NULL, worker_main, s);
   if (rc != 0) {
+    pthread_mutex_lock(&handles.mutex);
+    retire_locked(s);
+    pthread_mutex_unlock(&handles.mutex);
     stream_destroy(s);
     return tsri_error(TSR_ERR_NOMEM, "stream_new: could not start a worker thread (error %d)", rc);
   }
-  s->registry_next = registry;
-  registry = s;
   *out = s;
   return TSR_OK;
 }
 
-static void stop_and_join(tsr_stream *s) {
+static void stop_and_join(tsri_stream *s) {
   pthread_mutex_lock(&s->queue_mutex);
   s->stop = true;
   pthread_cond_signal(&s->queue_cond);
@@ -103,25 +273,16 @@ static void stop_and_join(tsr_stream *s) {
   pthread_join(s->worker, NULL);
 }
 
-static void registry_remove(tsr_stream *s) {
-  for (tsr_stream **p = &registry; *p; p = &(*p)->registry_next) {
-    if (*p == s) {
-      *p = s->registry_next;
-      return;
-    }
-  }
-}
-
-tsr_stream *tsri_stream_retain(tsr_stream *s) {
+tsri_stream *tsri_stream_retain(tsri_stream *s) {
   if (s) atomic_fetch_add(&s->refs, 1);
   return s;
 }
 
-void tsri_stream_release(tsr_stream *s) {
+void tsri_stream_release(tsri_stream *s) {
   if (s && atomic_fetch_sub(&s->refs, 1) == 1) stream_destroy(s);
 }
 
-void tsri_stream_submit(tsr_stream *s, tsri_task *task) {
+void tsri_stream_submit(tsri_stream *s, tsri_task *task) {
   task->next = NULL;
   task->seq = atomic_fetch_add(&s->submitted, 1) + 1;
   pthread_mutex_lock(&s->queue_mutex);
@@ -134,22 +295,12 @@ void tsri_stream_submit(tsr_stream *s, tsri_task *task) {
   pthread_mutex_unlock(&s->queue_mutex);
 }
 
-void tsri_stream_wait(tsr_stream *s, uint64_t seq) {
-  if (atomic_load(&s->completed) >= seq) return;
-  pthread_mutex_lock(&s->done_mutex);
-  atomic_fetch_add(&s->waiters, 1);
-  while (atomic_load(&s->completed) < seq)
-    pthread_cond_wait(&s->done_cond, &s->done_mutex);
-  atomic_fetch_sub(&s->waiters, 1);
-  pthread_mutex_unlock(&s->done_mutex);
-}
-
 /* Under the evaluation lock. NULL when d has no backend in this build or does not exist. */
-static tsr_stream *default_stream_locked(tsr_device d) {
+static tsri_stream *default_stream_locked(tsr_device d) {
   if (tsri_device_check(d, "default_stream") != TSR_OK || !tsri_backend_for(d.type)) return NULL;
   int slot = default_slot(d);
   if (!default_streams[slot]) {
-    tsr_stream *s = NULL;
+    tsri_stream *s = NULL;
     if (stream_create(d, true, &s) == TSR_OK) default_streams[slot] = s;
   }
   return default_streams[slot];
@@ -157,13 +308,10 @@ static tsr_stream *default_stream_locked(tsr_device d) {
 
 tsr_stream *tsr_default_stream(tsr_device d) {
   tsri_eval_lock();
-  tsr_stream *s = default_stream_locked(d);
+  tsri_stream *s = default_stream_locked(d);
+  tsr_stream *handle = s ? s->handle : NULL;
   tsri_eval_unlock();
-  return s;
-}
-
-tsr_stream *tsri_stream_resolve(tsr_stream *s) {
-  return s ? s : tsr_default_stream(tsr_default_device());
+  return handle;
 }
 
 tsr_status tsr_stream_new(tsr_stream **out, tsr_device d) {
@@ -173,76 +321,124 @@ tsr_status tsr_stream_new(tsr_stream **out, tsr_device d) {
   if (!tsri_backend_for(d.type))
     return tsri_error(TSR_ERR_UNSUPPORTED, "stream_new: this build has no backend for %s devices",
                       d.type == TSR_GPU ? "GPU" : "CPU");
+  tsri_stream *s = NULL;
   tsri_eval_lock();
-  status = stream_create(d, false, out);
+  status = stream_create(d, false, &s);
   tsri_eval_unlock();
+  if (status == TSR_OK) *out = s->handle;
   return status;
 }
 
-tsr_status tsr_stream_free(tsr_stream *s) {
-  if (!s) return tsri_error(TSR_ERR_INVALID, "stream_free: stream is NULL");
+/* From another stream's worker, freeing s waits for its work: refused if that could not end. */
+static tsr_status free_allowed(tsri_stream *s) {
+  char name[64];
   if (s->is_default)
     return tsri_error(TSR_ERR_INVALID, "stream_free: a default stream belongs to the library");
-  tsri_eval_lock();
-  bool was_closed = atomic_exchange(&s->closed, true);
-  if (!was_closed) registry_remove(s);
-  tsri_eval_unlock();
-  if (was_closed) return tsri_error(TSR_ERR_STATE, "stream_free: the stream was already freed");
-  stop_and_join(s); /* runs what was queued first */
+  if (current_worker == s)
+    return tsri_error(TSR_ERR_STATE,
+                      "stream_free: called by a host function running on %s (freeing waits for "
+                      "its work, which waits for that function)",
+                      tsri_stream_name(s, name));
+  if (current_worker) return tsri_stream_wait(s, atomic_load(&s->submitted), "stream_free");
+  return TSR_OK;
+}
+
+tsr_status tsr_stream_free(tsr_stream *handle) {
+  if (!handle) return tsri_error(TSR_ERR_INVALID, "stream_free: stream is NULL");
+  tsri_stream *s = NULL;
+  tsr_status status = tsri_stream_acquire(handle, "stream_free", &s);
+  if (status != TSR_OK) return status;
+  status = free_allowed(s);
+  if (status == TSR_OK) {
+    tsri_eval_lock(); /* no submission to s once closed, none in flight while closing */
+    pthread_mutex_lock(&handles.mutex);
+    bool retired = retire_locked(s); /* another thread may have freed it meanwhile */
+    pthread_mutex_unlock(&handles.mutex);
+    if (retired) atomic_store(&s->closed, true);
+    tsri_eval_unlock();
+    if (!retired)
+      status = tsri_error(TSR_ERR_STATE, "stream_free: stream handle %p was freed meanwhile",
+                          (void *)handle);
+  }
+  if (status == TSR_OK) {
+    stop_and_join(s);       /* runs what was queued first */
+    tsri_stream_release(s); /* the handle table's reference */
+  }
+  tsri_stream_release(s); /* ours */
+  return status;
+}
+
+tsr_status tsr_stream_synchronize(tsr_stream *handle) {
+  tsri_stream *s = NULL;
+  tsr_status status = tsri_stream_acquire(handle, "stream_synchronize", &s);
+  if (status != TSR_OK) return status;
+  status = tsri_stream_wait(s, atomic_load(&s->submitted), "stream_synchronize");
   tsri_stream_release(s);
-  return TSR_OK;
+  return status;
 }
 
-tsr_status tsr_stream_synchronize(tsr_stream *s) {
-  s = tsri_stream_resolve(s);
-  if (!s) return tsri_error(TSR_ERR_DEVICE, "stream_synchronize: no default stream");
-  tsri_stream_wait(s, atomic_load(&s->submitted));
-  return TSR_OK;
+tsr_device tsr_stream_device(const tsr_stream *handle) {
+  tsr_device cpu = {TSR_CPU, 0}, none = {TSR_CPU, -1};
+  if (!handle) return cpu;
+  tsri_stream *s = NULL;
+  if (tsri_stream_acquire((tsr_stream *)(uintptr_t)handle, "stream_device", &s) != TSR_OK)
+    return none;
+  tsr_device d = s->device;
+  tsri_stream_release(s);
+  return d;
 }
 
-tsr_device tsr_stream_device(const tsr_stream *s) {
-  tsr_device cpu = {TSR_CPU, 0};
-  return s ? s->device : cpu;
-}
-
-void *tsr_stream_native(tsr_stream *s) {
-  (void)s; /* CPU streams have no native handle; the CUDA backend will answer for its own */
+void *tsr_stream_native(tsr_stream *handle) {
+  /* CPU streams have no native handle; the CUDA backend will answer for its own. A freed handle
+     gives NULL with TSR_ERR_STATE as the thread's last error. */
+  tsri_stream *s = NULL;
+  if (tsri_stream_acquire(handle, "stream_native", &s) == TSR_OK) tsri_stream_release(s);
   return NULL;
 }
 
-tsr_status tsr_stream_enqueue_host(tsr_stream *s, void (*fn)(void *ctx), void *ctx) {
+tsr_status tsr_stream_enqueue_host(tsr_stream *handle, void (*fn)(void *ctx), void *ctx) {
   if (!fn) return tsri_error(TSR_ERR_INVALID, "stream_enqueue_host: fn is NULL");
+  tsri_stream *s = NULL;
+  tsr_status status = tsri_stream_acquire(handle, "stream_enqueue_host", &s);
+  if (status != TSR_OK) return status;
   tsri_task *task = calloc(1, sizeof *task);
-  if (!task) return tsri_error(TSR_ERR_NOMEM, "stream_enqueue_host: out of host memory");
+  if (!task) {
+    tsri_stream_release(s);
+    return tsri_error(TSR_ERR_NOMEM, "stream_enqueue_host: out of host memory");
+  }
   task->host_fn = fn;
   task->host_ctx = ctx;
-  tsr_status status = TSR_OK;
   tsri_eval_lock();
-  tsr_stream *target = tsri_stream_resolve(s);
-  if (!target)
-    status = tsri_error(TSR_ERR_DEVICE, "stream_enqueue_host: no default stream");
-  else if (atomic_load(&target->closed))
+  if (atomic_load(&s->closed))
     status = tsri_error(TSR_ERR_STATE, "stream_enqueue_host: the stream was freed");
   else
-    tsri_stream_submit(target, task);
+    tsri_stream_submit(s, task);
   tsri_eval_unlock();
   if (status != TSR_OK) free(task);
+  tsri_stream_release(s);
   return status;
 }
 
-void tsri_streams_shutdown(void) {
+bool tsri_streams_shutdown(void) {
+  if (current_worker) return false;
   tsri_eval_lock();
-  tsr_stream *list = registry;
-  registry = NULL;
   for (int i = 0; i < 1 + TSR_MAX_GPUS; i++)
     default_streams[i] = NULL;
-  for (tsr_stream *s = list; s; s = s->registry_next)
-    atomic_store(&s->closed, true);
+  pthread_mutex_lock(&handles.mutex);
+  int count = handles.count;
+  handle_slot *slots = handles.slots;
+  handles.slots = NULL;
+  handles.count = handles.capacity = 0;
+  handles.free_head = NO_SLOT; /* next_serial goes on: old handles never match again */
+  pthread_mutex_unlock(&handles.mutex);
+  for (int i = 0; i < count; i++)
+    if (slots[i].stream) atomic_store(&slots[i].stream->closed, true);
   tsri_eval_unlock();
-  while (list) {
-    tsr_stream *s = list;
-    list = s->registry_next;
-    stop_and_join(s);
-    tsri_stream_release(s);
+  for (int i = 0; i < count; i++) {
+    if (!slots[i].stream) continue;
+    stop_and_join(slots[i].stream);
+    tsri_stream_release(slots[i].stream);
   }
+  free(slots);
+  return true;
 }
