@@ -51,6 +51,14 @@ TSR_API const char *tsr_status_name(tsr_status s);
  * until this thread's next tessera call. Never fails; any thread. */
 TSR_API const char *tsr_last_error(void);
 
+/* Sets this thread's message (printf-style) and returns `status`, for code built on the library
+ * that reports failures the way tessera does (the model layer, tools):
+ * `return tsr_error_set(TSR_ERR_IO, "load: %s: no config.json", dir);`. The arguments may include
+ * tsr_last_error() itself, to add context to a message: the text is formatted before it is
+ * stored. Never fails; any thread. */
+TSR_API tsr_status tsr_error_set(tsr_status status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* "0.1.0". Never fails. */
 TSR_API const char *tsr_version(void);
 

@@ -67,6 +67,9 @@ TSR_API tsr_status tsr_model_logits(tsr_model *m, const int32_t *tokens, size_t 
 TSR_API tsr_status tsr_model_encode(tsr_model *m, const char *text, int32_t **tokens, size_t *n);
 TSR_API tsr_status tsr_model_decode(tsr_model *m, const int32_t *tokens, size_t n, char **text);
 
+/* Whether the checkpoint came with a tokenizer.json. */
+TSR_API bool tsr_model_has_tokenizer(const tsr_model *m);
+
 /* GLM's chat format: `[gMASK]<sop>` once, then `<|role|>\n` + content per message, then
  * `<|assistant|>` (and, when `thinking` is false on a model that has `<think>`, an empty
  * `\n<think></think>\n`). Roles are "system", "user", "assistant". */

@@ -16,6 +16,7 @@
 #define TESSERA_TESTING_H
 
 #include "tessera/array.h"
+#include "tessera/model.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,6 +35,13 @@ typedef void (*tsr_testing_dealloc_hook)(void *ptr, uint64_t bytes, tsr_testing_
                                          void *ctx);
 TSR_API tsr_status tsr_testing_set_dealloc_hook(tsr_device d, tsr_testing_dealloc_hook hook,
                                                 void *ctx);
+
+/* Observes the routing of every MoE layer of m from now on (NULL stops it): `experts` is
+ * [tokens, k] row-major, each row's expert ids ascending; `layer` is the decoder layer's index.
+ * Called on the thread running the forward pass, before the experts run. */
+typedef void (*tsr_testing_routing_hook)(void *ctx, int64_t layer, size_t tokens, int64_t k,
+                                         const int32_t *experts);
+TSR_API void tsr_testing_model_routing_hook(tsr_model *m, tsr_testing_routing_hook hook, void *ctx);
 
 #ifdef __cplusplus
 }

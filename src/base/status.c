@@ -38,6 +38,17 @@ tsr_status tsri_error(tsr_status status, const char *fmt, ...) {
   return status;
 }
 
+tsr_status tsr_error_set(tsr_status status, const char *fmt, ...) {
+  /* Formatted apart first: an argument may be last_error itself (context added to a message). */
+  char text[TSR_ERROR_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  memcpy(last_error, text, sizeof last_error);
+  return status;
+}
+
 tsr_status tsri_error_copy(tsr_status status, const char *message) {
   if (message != last_error) snprintf(last_error, sizeof last_error, "%s", message ? message : "");
   return status;

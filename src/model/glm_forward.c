@@ -1,0 +1,88 @@
+/* model/glm_forward.c — one forward pass of GLM-4 (sandwich norms) or GLM-4.5 (pre-norm, MoE)
+ * over new tokens, the KV cache it appends to, and the head (glm-spec §2.3, §2.4, §2.6). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/glm_layers.h"
+
+tsr_status glm_cache_new(glm_cache *cache, const tsr_model *m, int64_t capacity) {
+  const glm_config *c = &m->cfg;
+  memset(cache, 0, sizeof *cache);
+  cache->layers = c->num_layers;
+  cache->capacity = capacity;
+  cache->keys = calloc((size_t)(2 * c->num_layers), sizeof *cache->keys);
+  if (!cache->keys) return tsr_error_set(TSR_ERR_NOMEM, "session: out of memory for the cache");
+  cache->values = cache->keys + c->num_layers;
+  int64_t shape[4] = {1, c->num_kv_heads, capacity, c->head_dim};
+  tsr_stream *stream = tsr_default_stream(m->device);
+  tsr_status st = TSR_OK;
+  for (int64_t i = 0; i < 2 * c->num_layers && st == TSR_OK; i++) {
+    st = tsr_zeros(&cache->keys[i], shape, 4, TSR_FLOAT32, stream);
+    if (st == TSR_OK) st = tsr_eval(&cache->keys[i], 1); /* on the ledger from the start */
+  }
+  if (st != TSR_OK) glm_cache_free(cache);
+  return st;
+}
+
+void glm_cache_free(glm_cache *cache) {
+  for (int64_t i = 0; cache->keys && i < 2 * cache->layers; i++)
+    tsr_array_release(cache->keys[i]);
+  free(cache->keys);
+  memset(cache, 0, sizeof *cache);
+}
+
+static tsr_array *decoder_layer(glm_graph *g, tsr_model *m, glm_cache *cache, int64_t index,
+                                tsr_array *x) {
+  const glm_config *c = &m->cfg;
+  const glm_layer *layer = &m->weights.layers[index];
+  float eps = c->rms_norm_eps;
+  tsr_array *a =
+      layer_attention(g, m, layer, cache, index, g_rms_norm(g, x, layer->input_norm, eps));
+  if (layer->post_self_attn_norm) a = g_rms_norm(g, a, layer->post_self_attn_norm, eps);
+  x = g_add(g, x, a);
+  tsr_array *normed = g_rms_norm(g, x, layer->pre_mlp_norm, eps);
+  tsr_array *f = layer->is_moe ? layer_moe(g, m, &layer->moe, index, normed)
+                               : layer_mlp(g, &layer->mlp, normed);
+  if (layer->post_mlp_norm) f = g_rms_norm(g, f, layer->post_mlp_norm, eps);
+  return g_add(g, x, f);
+}
+
+static tsr_status check_tokens(const tsr_model *m, const int32_t *tokens, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab_size)
+      return tsr_error_set(TSR_ERR_INVALID,
+                           "forward: token %d at position %zu is outside [0, %lld)", tokens[i], i,
+                           (long long)m->cfg.vocab_size);
+  return TSR_OK;
+}
+
+tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, size_t n,
+                       bool all_positions, float *logits) {
+  tsr_status st = check_tokens(m, tokens, n);
+  if (st != TSR_OK) return st;
+  if (n == 0 || (int64_t)n > cache->capacity - cache->length)
+    return tsr_error_set(TSR_ERR_INVALID,
+                         "forward: %zu new tokens after %lld do not fit a cache of %lld", n,
+                         (long long)cache->length, (long long)cache->capacity);
+  glm_graph g;
+  graph_begin(&g, tsr_default_stream(m->device));
+  int64_t t = (int64_t)n;
+  tsr_array *x =
+      layer_embed(&g, &m->weights.embed, g_from_data(&g, tokens, TSR_INT32, &t, 1, m->device));
+  for (int64_t i = 0; i < m->cfg.num_layers; i++)
+    x = decoder_layer(&g, m, cache, i, x);
+  if (!all_positions) {
+    int64_t start[1] = {t - 1}, stop[1] = {t};
+    x = g_slice(&g, x, start, stop, 1);
+  }
+  x = g_rms_norm(&g, x, m->weights.final_norm, m->cfg.rms_norm_eps);
+  tsr_array *out = layer_linear(&g, &m->weights.lm_head, x);
+  size_t rows = all_positions ? n : 1;
+  if (graph_ok(&g)) {
+    st = tsr_array_read(out, logits, rows * (size_t)m->cfg.vocab_size * sizeof(float));
+    if (st != TSR_OK) graph_fail(&g, st);
+  }
+  st = graph_end(&g);
+  if (st == TSR_OK) cache->length += t;
+  return st;
+}

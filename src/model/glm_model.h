@@ -1,0 +1,41 @@
+/* model/glm_model.h — what tsr_model and tsr_session are inside, and the forward pass they share.
+ * Internal to src/model, which is built on the public API only. */
+#ifndef TSR_MODEL_GLM_MODEL_H
+#define TSR_MODEL_GLM_MODEL_H
+
+#include <tessera/tessera.h>
+#include <tessera/testing.h>
+
+#include "model/glm_config.h"
+#include "model/glm_weights.h"
+
+/* Observes each MoE layer's routing (tests compare the selected experts with transformers'):
+ * `experts` is [tokens, k] row-major, each row ascending. */
+typedef tsr_testing_routing_hook glm_routing_hook;
+
+struct tsr_model {
+  glm_config cfg;
+  glm_weights weights;
+  tsr_tokenizer *tokenizer; /* NULL when the folder has none */
+  tsr_device device;
+  glm_routing_hook routing_hook;
+  void *routing_ctx;
+};
+
+/* The KV cache: per layer, post-RoPE keys and raw values [1, kv_heads, capacity, head_dim],
+ * float32, allocated once and written in place. */
+typedef struct {
+  tsr_array **keys, **values;
+  int64_t layers, capacity, length;
+} glm_cache;
+
+tsr_status glm_cache_new(glm_cache *cache, const tsr_model *m, int64_t capacity);
+void glm_cache_free(glm_cache *cache);
+
+/* Runs `n` tokens at positions cache->length.. through the model, appending to the cache, and
+ * writes float32 logits: for every position ([n, vocab]) when all_positions, else the last
+ * ([vocab]). On failure the cache is left as it was (length unchanged). */
+tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, size_t n,
+                       bool all_positions, float *logits);
+
+#endif

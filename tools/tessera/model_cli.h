@@ -1,0 +1,30 @@
+/* tools/tessera/model_cli.h — what the model subcommands (generate, logits, bench generate)
+ * share: their common flags, token-list and byte-size parsing, and loading the model. */
+#ifndef TSR_TOOLS_MODEL_CLI_H
+#define TSR_TOOLS_MODEL_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli.h"
+
+/* "1,2,3" -> a malloc'd array of ids (free() it); false for anything but comma-separated
+ * non-negative integers below 2^31. */
+bool cli_parse_tokens(const char *text, int32_t **tokens, size_t *n);
+/* "1000000", "512M", "8G", "1.5GiB" (K/M/G/T with an optional "i" and "B": powers of 1024)
+ * -> bytes; false when malformed or zero. */
+bool cli_parse_bytes(const char *text, uint64_t *out);
+/* A non-negative integer no larger than max; false otherwise. */
+bool cli_parse_count(const char *text, uint64_t max, uint64_t *out);
+/* A finite float; false otherwise. */
+bool cli_parse_float(const char *text, float *out);
+
+/* Loads the model at `dir` on `device` (cap 0 = none), with the progress bar when stderr is a
+ * terminal; on failure prints the error and returns its exit code (0 on success). */
+int cli_load_model(const char *command, const char *dir, tsr_device device, uint64_t cap,
+                   tsr_model **out);
+
+/* Seconds on a monotonic clock. */
+double cli_now_s(void);
+
+#endif
