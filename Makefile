@@ -19,11 +19,17 @@ $(BUILD)/CMakeCache.txt:
 build: $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS)
 
-# The main job: until the GLM runner exists, print what this build and machine are, then
-# evaluate a small graph and check it.
+# The main job: what this build and machine are, a self-check, then the GLM runner on the demo
+# model (a small GLM-4.5-MoE-shaped checkpoint with random weights in the mlx-community 4-bit
+# layout, written once by tessera itself and cached in the build folder): a chat prompt, the
+# text streamed, tokens/s and the ledger on stderr. A real checkpoint runs the same way
+# (README, "Running a real model").
+DEMO_MODEL = $(BUILD)/demo-model
 run: deps build
 	./$(BUILD)/tessera info
 	./$(BUILD)/tessera selfcheck
+	@[ -f $(DEMO_MODEL)/config.json ] || ./$(BUILD)/tessera demo-model -o $(DEMO_MODEL)
+	./$(BUILD)/tessera generate -m $(DEMO_MODEL) --chat -p "What is the capital of France?" -n 48
 
 test: deps build
 	cd $(BUILD) && $(CTEST)

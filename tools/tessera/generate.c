@@ -173,19 +173,21 @@ static bool on_token(int32_t token, void *ctx) {
 typedef struct {
   size_t prompt_tokens;
   double prefill_s, decode_s;
-  uint64_t peak_bytes;
+  tsr_backing_snapshot ledger; /* taken before the session is freed */
 } generate_stats;
 
 static void report_stats(const generate_args *a, const generation *gen, const generate_stats *s) {
-  char peak[32];
-  cli_format_bytes(s->peak_bytes, peak);
+  char peak[32], active[32], cached[32];
+  cli_format_bytes(s->ledger.peak, peak);
+  cli_format_bytes(s->ledger.active, active);
+  cli_format_bytes(s->ledger.cached, cached);
   double decode_rate = gen->n > 1 && s->decode_s > 0 ? (double)(gen->n - 1) / s->decode_s : 0;
   if (!a->json) {
     fprintf(stderr,
-            "\nprefill: %zu tokens in %.3f s (%.1f tok/s)  decode: %zu tokens (%.1f tok/s)  "
-            "peak backing: %s\n",
+            "\nprefill: %zu tokens in %.3f s (%.1f tok/s)  decode: %zu tokens (%.1f tok/s)\n"
+            "ledger: active %s (weights and cache), cached %s, peak %s\n",
             s->prompt_tokens, s->prefill_s, (double)s->prompt_tokens / s->prefill_s, gen->n,
-            decode_rate, peak);
+            decode_rate, active, cached, peak);
     return;
   }
   cJSON *root = cJSON_CreateObject();
@@ -197,7 +199,8 @@ static void report_stats(const generate_args *a, const generation *gen, const ge
   cJSON_AddNumberToObject(root, "prompt_tokens", (double)s->prompt_tokens);
   cJSON_AddNumberToObject(root, "prefill_tokens_per_s", (double)s->prompt_tokens / s->prefill_s);
   cJSON_AddNumberToObject(root, "decode_tokens_per_s", decode_rate);
-  cJSON_AddNumberToObject(root, "peak_backing_bytes", (double)s->peak_bytes);
+  cJSON_AddNumberToObject(root, "peak_backing_bytes", (double)s->ledger.peak);
+  cJSON_AddNumberToObject(root, "active_backing_bytes", (double)s->ledger.active);
   cli_print_json(root);
 }
 
@@ -213,7 +216,8 @@ static tsr_status run_generation(tsr_model *m, const generate_args *a, generatio
   double t1 = cli_now_s();
   if (st == TSR_OK) st = tsr_session_generate(session, &a->sampling, a->max_new, on_token, gen);
   if (st == TSR_OK) st = gen->status;
-  *stats = (generate_stats){n, t1 - t0, cli_now_s() - t1, tsr_memory_peak(a->device)};
+  *stats = (generate_stats){.prompt_tokens = n, .prefill_s = t1 - t0, .decode_s = cli_now_s() - t1};
+  tsr_calibration_snapshot(a->device, &stats->ledger);
   tsr_session_free(session);
   free(prompt);
   return st;
