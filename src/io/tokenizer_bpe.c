@@ -102,8 +102,8 @@ static candidate heap_pop(tsri_bpe_scratch *s) {
 /* Pushes the pair that starts at pos, if the symbol has a right neighbour and the pair merges.
  * The heap holds at most the n - 1 initial pairs plus two per merge, so 3n fits it. */
 static void push_pair(const tsr_tokenizer *t, tsri_bpe_scratch *s, int32_t pos) {
+  if (pos < 0 || s->symbols[pos].next < 0) return;
   int32_t next = s->symbols[pos].next;
-  if (pos < 0 || next < 0) return;
   const tsri_pair_slot *m = tsri_pairmap_get(&t->merges, s->symbols[pos].id, s->symbols[next].id);
   if (m) heap_push(s, (candidate){m->rank, pos, m->merged});
 }

@@ -77,7 +77,7 @@ def probe_text(first, last):
         if 0xD800 <= c <= 0xDFFF:
             continue
         ch = chr(c)
-        parts.append("a" + ch + "a1" + ch + "1 " + ch + " |")
+        parts.append("a" + ch + "a1" + ch + "1 " + ch + " |" + ch + ch + "a|")
     return "".join(parts)
 
 
@@ -97,9 +97,45 @@ def big_case(tok):
     return {"repeat": repeat, "separator": "0a", "count": len(ids), "fnv1a64": f"{fnv1a64(ids):016x}"}
 
 
+def variants(tok):
+    """The GLM-style tokenizer with one part changed (the C test makes the same change to
+    glm_style.json): GPT-2's lone ByteLevel regex, ByteLevel without any regex, ignore_merges
+    false, and added tokens that overlap GLM's (leftmost-longest: "/nothinking" keeps "/nothink"
+    though "othinking" is longer)."""
+    from tokenizers import AddedToken, Tokenizer, pre_tokenizers
+
+    out = []
+    specs = [
+        {"name": "gpt2_byte_level", "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False,
+                                                      "trim_offsets": True, "use_regex": True}},
+        {"name": "byte_level_no_regex", "pre_tokenizer": {"type": "ByteLevel",
+                                                          "add_prefix_space": False,
+                                                          "trim_offsets": True, "use_regex": False}},
+        {"name": "ignore_merges_false", "ignore_merges": False},
+        {"name": "overlapping_added", "added": ["othinking", "<|us", "er|>", "ing /no"]},
+    ]
+    texts = [t for t in corpus.TEXTS if len(t.encode()) <= 160]
+    texts += ["/nothinking", "<|user|> <|us <|user|>er|>", "thinking /nothinking /no", "a" * 300]
+    for spec in specs:
+        data = json.loads(tok.to_str())
+        if "pre_tokenizer" in spec:
+            data["pre_tokenizer"] = spec["pre_tokenizer"]
+        if "ignore_merges" in spec:
+            data["model"]["ignore_merges"] = spec["ignore_merges"]
+        variant = Tokenizer.from_str(json.dumps(data))
+        if "added" in spec:
+            variant.add_special_tokens([AddedToken(a, special=True, normalized=False)
+                                        for a in spec["added"]])
+            spec["added"] = [{"content": a, "id": variant.token_to_id(a)} for a in spec["added"]]
+        spec["ids"] = [variant.encode(t).ids for t in texts]
+        out.append(spec)
+    return [hex_of(t.encode()) for t in texts], out
+
+
 def golden(tok, probe):
     import tokenizers
 
+    variant_texts, variant_list = variants(tok)
     block = 0x10000
     return {
         "generator": "tools/gen_tokenizer_golden.py",
@@ -115,9 +151,11 @@ def golden(tok, probe):
         "decode_each": [hex_of(tok.decode([i], skip_special_tokens=False).encode())
                         for i in range(tok.get_vocab_size(with_added_tokens=True))],
         "big": big_case(tok),
+        "variant_texts": variant_texts,
+        "variants": variant_list,
         "probe": {"tokenizer": "probe.json", "block": block,
                   "text": "for each code point c of the block but 0 and surrogates: "
-                          "'a' c 'a1' c '1 ' c ' |'; fnv1a64: h = 0xcbf29ce484222325, "
+                          "'a' c 'a1' c '1 ' c ' |' c c 'a|'; fnv1a64: h = 0xcbf29ce484222325, "
                           "per id h = (h ^ id) * 0x100000001b3 mod 2^64",
                   "blocks": probe_blocks(probe, block)},
     }
