@@ -14,21 +14,19 @@ static bool printable_byte(unsigned byte) {
   return (byte >= 0x21 && byte <= 0x7E) || (byte >= 0xA1 && byte <= 0xAC) || byte >= 0xAE;
 }
 
+/* The 68 others, in byte order, are 0x00..0x20 (33), 0x7F..0xA0 (34) and 0xAD. */
 uint32_t tsri_tok_byte_symbol(uint8_t byte) {
   if (printable_byte(byte)) return byte;
-  uint32_t rank = 0; /* how many non-printable bytes come before this one */
-  for (unsigned b = 0; b < byte; b++)
-    rank += !printable_byte(b);
-  return 256 + rank;
+  if (byte <= 0x20) return 256u + byte;
+  return byte == 0xAD ? 256u + 67 : 256u + 33 + (byte - 0x7Fu);
 }
 
 int tsri_tok_symbol_byte(uint32_t cp) {
   if (cp < 256) return printable_byte(cp) ? (int)cp : -1;
   if (cp >= 256 + 68) return -1;
   uint32_t rank = cp - 256;
-  for (unsigned b = 0; b < 256; b++)
-    if (!printable_byte(b) && rank-- == 0) return (int)b;
-  return -1;
+  if (rank < 33) return (int)rank;
+  return rank < 67 ? (int)(0x7F + rank - 33) : 0xAD;
 }
 
 size_t tsri_utf8_put(uint32_t cp, char *out) {

@@ -246,6 +246,11 @@ static void test_unsupported(void) {
   r = glm_json();
   expect_changed(r, r, "post_processor", "{\"type\": \"TemplateProcessing\"}", TSR_ERR_UNSUPPORTED,
                  "post_processor", "TemplateProcessing");
+}
+
+/* Added-token flags other than GLM's, and ids too sparse for the dense decode table. */
+static void test_unsupported_tokens(void) {
+  cJSON *r;
   static const char *const flags[] = {"single_word", "lstrip", "rstrip", "normalized"};
   for (size_t i = 0; i < 4; i++) {
     r = glm_json();
@@ -267,6 +272,7 @@ int main(void) {
   test_malformed();
   test_duplicate_vocab_key();
   test_unsupported();
+  test_unsupported_tokens();
   CHECK_EQ_INT(rmdir(tmp_dir), 0);
   CHECK_NO_LEAKS();
   tsr_shutdown();
