@@ -86,8 +86,12 @@ int main(void) {
   static const char *const selfcheck[] = {"selfcheck", "--device", "cpu", NULL};
   static const char *const selfcheck_json[] = {"selfcheck", "--json", NULL};
   static const char *const selfcheck_help[] = {"selfcheck", "--help", NULL};
-  const char *const *printing[] = {version,   help,      info,           info_json,
-                                   info_help, selfcheck, selfcheck_json, selfcheck_help};
+  static const char *const generate_help[] = {"generate", "--help", NULL};
+  static const char *const logits_help[] = {"logits", "--help", NULL};
+  static const char *const demo_help[] = {"demo-model", "--help", NULL};
+  const char *const *printing[] = {version,       help,        info,           info_json,
+                                   info_help,     selfcheck,   selfcheck_json, selfcheck_help,
+                                   generate_help, logits_help, demo_help};
   for (size_t i = 0; i < sizeof printing / sizeof printing[0]; i++)
     expect_write_failure(printing[i]);
 
