@@ -67,6 +67,13 @@ TSR_API tsr_status tsr_model_logits(tsr_model *m, const int32_t *tokens, size_t 
 TSR_API tsr_status tsr_model_encode(tsr_model *m, const char *text, int32_t **tokens, size_t *n);
 TSR_API tsr_status tsr_model_decode(tsr_model *m, const int32_t *tokens, size_t n, char **text);
 
+/* Bytes of weights the model holds, as the checkpoint stores them (quantized codes, scales and
+ * biases, float tensors). */
+TSR_API uint64_t tsr_model_weight_bytes(const tsr_model *m);
+/* Of those, the bytes one decode step reads: all but an untied embedding table (of which it reads
+ * one row). Weight bytes per second = this x decode tokens per second. */
+TSR_API uint64_t tsr_model_decode_bytes(const tsr_model *m);
+
 /* Whether the checkpoint came with a tokenizer.json. */
 TSR_API bool tsr_model_has_tokenizer(const tsr_model *m);
 

@@ -124,13 +124,19 @@ static tsr_status load_all(glm_loader *ld, glm_weights *w) {
   if ((st = loader_linear(ld, "model.embed_tokens", 0, c->vocab_size, c->hidden_size, false,
                           &w->embed)))
     return st;
+  uint64_t embed_bytes = ld->done_bytes;
   w->layers = calloc((size_t)c->num_layers, sizeof *w->layers);
   if (!w->layers) return tsr_error_set(TSR_ERR_NOMEM, "load: out of memory for the layers");
   w->n_layers = c->num_layers;
   for (int64_t i = 0; i < c->num_layers; i++)
     if ((st = load_layer(ld, i, &w->layers[i]))) return st;
   if ((st = loader_float32(ld, "model.norm.weight", &c->hidden_size, 1, &w->final_norm))) return st;
-  return load_head(ld, w);
+  uint64_t before_head = ld->done_bytes;
+  if ((st = load_head(ld, w))) return st;
+  /* A tied head streams the embedding table each step; an untied one reads one row of it. */
+  bool tied = ld->done_bytes == before_head;
+  w->streamed_bytes = ld->done_bytes - (tied ? 0 : embed_bytes);
+  return TSR_OK;
 }
 
 tsr_status glm_weights_load(glm_weights *w, const glm_config *cfg, tsr_safetensors *ckpt,

@@ -51,7 +51,8 @@ typedef struct {
   tsr_array *final_norm;
   glm_layer *layers;
   int64_t n_layers;
-  uint64_t bytes; /* weight bytes held (the checkpoint's tensors as loaded) */
+  uint64_t bytes;          /* weight bytes held (the checkpoint's tensors as loaded) */
+  uint64_t streamed_bytes; /* what one decode step reads: all but an untied embedding table */
 } glm_weights;
 
 typedef struct tsr_safetensors tsr_safetensors;

@@ -95,6 +95,14 @@ tsr_status tsr_model_logits(tsr_model *m, const int32_t *tokens, size_t n, float
   return st;
 }
 
+uint64_t tsr_model_weight_bytes(const tsr_model *m) {
+  return m ? m->weights.bytes : 0;
+}
+
+uint64_t tsr_model_decode_bytes(const tsr_model *m) {
+  return m ? m->weights.streamed_bytes : 0;
+}
+
 bool tsr_model_has_tokenizer(const tsr_model *m) {
   return m && m->tokenizer;
 }

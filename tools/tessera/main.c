@@ -11,13 +11,14 @@ typedef struct {
   cli_command_fn run;
 } command_entry;
 
-/* Only what is built is listed; convert, calibrate and bench join with the layers they need. */
+/* Only what is built is listed; convert and calibrate join with the layers they need. */
 static const command_entry commands[] = {
     {"info", "devices, their features, and this build", cli_info},
     {"selfcheck", "evaluate small graphs through the public API and check them exactly",
      cli_selfcheck},
     {"generate", "generate text (or token ids) from a GLM checkpoint", cli_generate},
     {"logits", "the logits of a token sequence, as .npy", cli_logits},
+    {"bench", "tessera bench generate: prefill and decode speed of a checkpoint", cli_bench},
     {"demo-model", "write the small random GLM-4.5-shaped checkpoint `make run` uses",
      cli_demo_model},
 };
