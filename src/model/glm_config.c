@@ -19,8 +19,10 @@ typedef struct {
 
 static tsr_status read_kind(const config_src *src, glm_kind *kind) {
   const cJSON *type = cJSON_GetObjectItemCaseSensitive(src->root, "model_type");
-  if (!cJSON_IsString(type))
+  if (!type || cJSON_IsNull(type))
     return tsr_error_set(TSR_ERR_IO, "%s: missing key \"model_type\"", src->file);
+  if (!cJSON_IsString(type))
+    return tsr_error_set(TSR_ERR_IO, "%s: \"model_type\" must be a string", src->file);
   if (strcmp(type->valuestring, "glm4") == 0)
     *kind = GLM_DENSE;
   else if (strcmp(type->valuestring, "glm4_moe") == 0)
@@ -89,7 +91,8 @@ static tsr_status read_rope(const config_src *src, glm_config *cfg) {
       ((st = json_float_or(params, "rope_theta", theta, src->file, &theta)) ||
        (st = json_float_or(params, "partial_rotary_factor", factor, src->file, &factor))))
     return st;
-  int dims = (int)((double)cfg->head_dim * factor);
+  /* factor is bounded before the conversion: a huge one would overflow int (undefined). */
+  int dims = factor > 0 && factor <= 1 ? (int)((double)cfg->head_dim * factor) : 0;
   if (!(theta > 0) || dims < 2 || dims % 2 != 0 || dims > cfg->head_dim)
     return tsr_error_set(TSR_ERR_IO,
                          "%s: rope_theta %g with partial_rotary_factor %g on head_dim %lld gives "

@@ -19,7 +19,9 @@ static tsr_status stack_hf_experts(glm_loader *ld, const char *prefix, const cha
   for (int64_t e = 0; e < experts && st == TSR_OK; e++) {
     tsr_array *one = NULL;
     snprintf(name, sizeof name, "%s.experts.%lld.%s.weight", prefix, (long long)e, proj);
-    st = loader_tensor(ld, name, shape, 2, &one);
+    st = loader_float_tensor(ld, name, shape, 2, &one);
+    if (st == TSR_OK && e > 0 && tsr_array_dtype(one) != tsr_array_dtype(parts[0]))
+      st = loader_dtype_error(ld, name, "the dtype of expert 0 was expected");
     if (st == TSR_OK) st = tsr_expand_dims(&parts[e], one, 0, NULL);
     tsr_array_release(one);
   }
@@ -44,12 +46,12 @@ static tsr_status load_fused(glm_loader *ld, const char *prefix, glm_moe *moe) {
   tsr_array *fused = NULL;
   int64_t gate_up_shape[3] = {e, 2 * im, h}, down_shape[3] = {e, h, im};
   snprintf(name, sizeof name, "%s.experts.gate_up_proj", prefix);
-  tsr_status st = loader_tensor(ld, name, gate_up_shape, 3, &fused);
+  tsr_status st = loader_float_tensor(ld, name, gate_up_shape, 3, &fused);
   if (st == TSR_OK) st = fused_rows(fused, 0, im, &moe->gate.weight);
   if (st == TSR_OK) st = fused_rows(fused, im, 2 * im, &moe->up.weight);
   tsr_array_release(fused);
   snprintf(name, sizeof name, "%s.experts.down_proj", prefix);
-  if (st == TSR_OK) st = loader_tensor(ld, name, down_shape, 3, &moe->down.weight);
+  if (st == TSR_OK) st = loader_float_tensor(ld, name, down_shape, 3, &moe->down.weight);
   return st;
 }
 

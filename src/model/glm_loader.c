@@ -40,21 +40,51 @@ static bool is_float(tsr_dtype t) {
   return t == TSR_FLOAT32 || t == TSR_FLOAT16 || t == TSR_BFLOAT16;
 }
 
+static bool is_packed(tsr_dtype t) {
+  return t == TSR_UINT32;
+}
+
+static bool is_scale_byte(tsr_dtype t) {
+  return t == TSR_UINT8;
+}
+
+tsr_status loader_dtype_error(glm_loader *ld, const char *name, const char *want) {
+  tsr_tensor_info info;
+  tsr_status st = tsr_safetensors_find(ld->ckpt, name, &info);
+  if (st != TSR_OK) return st;
+  return tsr_error_set(TSR_ERR_IO, "load: %s: tensor '%s' is %s, %s", info.file, name,
+                       tsr_dtype_name(info.dtype), want);
+}
+
+/* TSR_OK when `name` is absent (loader_tensor reports that) or its dtype passes `ok`; else the
+ * dtype error. Run before the shape check, so that a packed tensor where a float one belongs is
+ * reported as a dtype, not as a puzzling shape. */
+static tsr_status check_dtype(glm_loader *ld, const char *name, bool (*ok)(tsr_dtype),
+                              const char *want) {
+  tsr_tensor_info info;
+  if (!tsr_safetensors_has(ld->ckpt, name)) return TSR_OK;
+  tsr_status st = tsr_safetensors_find(ld->ckpt, name, &info);
+  if (st != TSR_OK || ok(info.dtype)) return st;
+  return loader_dtype_error(ld, name, want);
+}
+
+tsr_status loader_float_tensor(glm_loader *ld, const char *name, const int64_t *shape, int ndim,
+                               tsr_array **out) {
+  tsr_status st = check_dtype(ld, name, is_float, "a float dtype was expected");
+  return st != TSR_OK ? st : loader_tensor(ld, name, shape, ndim, out);
+}
+
 tsr_status loader_float32(glm_loader *ld, const char *name, const int64_t *shape, int ndim,
                           tsr_array **out) {
   tsr_array *raw = NULL, *converted = NULL;
-  tsr_status st = loader_tensor(ld, name, shape, ndim, &raw);
+  tsr_status st = loader_float_tensor(ld, name, shape, ndim, &raw);
   if (st != TSR_OK) return st;
-  if (!is_float(tsr_array_dtype(raw))) {
-    st = tsr_error_set(TSR_ERR_IO, "load: tensor '%s' is %s, a float dtype was expected", name,
-                       tsr_dtype_name(tsr_array_dtype(raw)));
-  } else if (tsr_array_dtype(raw) == TSR_FLOAT32) {
+  if (tsr_array_dtype(raw) == TSR_FLOAT32) {
     *out = raw;
     return TSR_OK;
-  } else {
-    st = tsr_astype(&converted, raw, TSR_FLOAT32, NULL);
-    if (st == TSR_OK) st = tsr_eval(&converted, 1);
   }
+  st = tsr_astype(&converted, raw, TSR_FLOAT32, NULL);
+  if (st == TSR_OK) st = tsr_eval(&converted, 1);
   tsr_array_release(raw);
   if (st != TSR_OK) {
     tsr_array_release(converted);
@@ -73,11 +103,12 @@ void linear_free(glm_linear *lin) {
 }
 
 /* The quantized tensors of a linear layer: w_q uint32 [.., out, in*bits/32], scales (float for
- * affine, uint8 otherwise) and, for affine, biases [.., out, in/group]. */
+ * affine, uint8 otherwise) and, for affine, biases [.., out, in/group] of the scales' dtype. */
 static tsr_status load_quantized(glm_loader *ld, const char *path, int64_t *shape, int ndim,
                                  glm_linear *lin) {
   char name[512];
   const glm_quant *q = &lin->quant;
+  bool affine = q->mode == TSR_QUANT_AFFINE;
   int64_t in = shape[ndim - 1];
   if (q->group_size <= 0 || in % q->group_size != 0 || (in * q->bits) % 32 != 0)
     return tsr_error_set(TSR_ERR_IO,
@@ -87,26 +118,44 @@ static tsr_status load_quantized(glm_loader *ld, const char *path, int64_t *shap
   tsr_status st;
   shape[ndim - 1] = in * q->bits / 32;
   snprintf(name, sizeof name, "%s.weight", path);
-  if ((st = loader_tensor(ld, name, shape, ndim, &lin->weight))) return st;
+  if ((st = check_dtype(ld, name, is_packed, "uint32 (packed) was expected")) ||
+      (st = loader_tensor(ld, name, shape, ndim, &lin->weight)))
+    return st;
   shape[ndim - 1] = in / q->group_size;
   snprintf(name, sizeof name, "%s.scales", path);
-  if ((st = loader_tensor(ld, name, shape, ndim, &lin->scales))) return st;
-  bool affine = q->mode == TSR_QUANT_AFFINE;
-  if (affine) {
-    snprintf(name, sizeof name, "%s.biases", path);
-    if ((st = loader_tensor(ld, name, shape, ndim, &lin->biases))) return st;
+  if ((st = check_dtype(ld, name, affine ? is_float : is_scale_byte,
+                        affine ? "a float dtype was expected (affine scales)"
+                               : "uint8 was expected (the mode's scales)")) ||
+      (st = loader_tensor(ld, name, shape, ndim, &lin->scales)))
+    return st;
+  if (!affine) return TSR_OK;
+  snprintf(name, sizeof name, "%s.biases", path);
+  if ((st = loader_tensor(ld, name, shape, ndim, &lin->biases))) return st;
+  if (tsr_array_dtype(lin->biases) != tsr_array_dtype(lin->scales)) {
+    char want[96];
+    snprintf(want, sizeof want, "the dtype of its scales (%s) was expected",
+             tsr_dtype_name(tsr_array_dtype(lin->scales)));
+    return loader_dtype_error(ld, name, want);
   }
-  shape[ndim - 1] = in;
-  tsr_dtype scale_type = tsr_array_dtype(lin->scales);
-  if (tsr_array_dtype(lin->weight) != TSR_UINT32 || (affine && !is_float(scale_type)) ||
-      (!affine && scale_type != TSR_UINT8) ||
-      (affine && tsr_array_dtype(lin->biases) != scale_type))
-    return tsr_error_set(TSR_ERR_IO,
-                         "load: %s: quantized tensors have dtypes weight %s, scales %s (want "
-                         "uint32 and %s)",
-                         path, tsr_dtype_name(tsr_array_dtype(lin->weight)),
-                         tsr_dtype_name(scale_type), affine ? "a float dtype" : "uint8");
   return TSR_OK;
+}
+
+/* A module left float: .scales must not exist (an override `false` for a quantized module) and
+ * the weight must be a float tensor (a packed one without .scales is named as such). */
+static tsr_status load_float_weight(glm_loader *ld, const char *path, const int64_t *shape,
+                                    int ndim, glm_linear *lin) {
+  char name[512];
+  snprintf(name, sizeof name, "%s.scales", path);
+  if (tsr_safetensors_has(ld->ckpt, name))
+    return tsr_error_set(TSR_ERR_IO,
+                         "load: tensor '%s' exists but config.json's quantization entry for %s "
+                         "is false (left float)",
+                         name, path);
+  snprintf(name, sizeof name, "%s.weight", path);
+  char want[600];
+  snprintf(want, sizeof want, "a float dtype was expected: %s is not quantized (no .scales)", path);
+  tsr_status st = check_dtype(ld, name, is_float, want);
+  return st != TSR_OK ? st : loader_tensor(ld, name, shape, ndim, &lin->weight);
 }
 
 static tsr_status load_linear_parts(glm_loader *ld, const char *path, int64_t experts,
@@ -122,19 +171,9 @@ static tsr_status load_linear_parts(glm_loader *ld, const char *path, int64_t ex
   if (tsr_safetensors_has(ld->ckpt, name) && !ld->cfg->has_quantization)
     return tsr_error_set(
         TSR_ERR_IO, "load: tensor '%s' exists but config.json has no quantization block", name);
-  tsr_status st;
-  if (lin->quant.quantized) {
-    if ((st = load_quantized(ld, path, shape, ndim, lin))) return st;
-  } else {
-    snprintf(name, sizeof name, "%s.weight", path);
-    if ((st = loader_tensor(ld, name, shape, ndim, &lin->weight))) return st;
-    if (!is_float(tsr_array_dtype(lin->weight)))
-      return tsr_error_set(TSR_ERR_IO,
-                           "load: tensor '%s' is %s but %s is not quantized (no %s.scales, no "
-                           "override)",
-                           name, tsr_dtype_name(tsr_array_dtype(lin->weight)), path, path);
-  }
-  if (!has_bias) return TSR_OK;
+  tsr_status st = lin->quant.quantized ? load_quantized(ld, path, shape, ndim, lin)
+                                       : load_float_weight(ld, path, shape, ndim, lin);
+  if (st != TSR_OK || !has_bias) return st;
   snprintf(name, sizeof name, "%s.bias", path);
   return loader_float32(ld, name, &lin->out_features, 1, &lin->bias);
 }

@@ -22,6 +22,11 @@ typedef struct {
 /* One tensor as stored, its shape checked against `shape` (ndim entries). */
 tsr_status loader_tensor(glm_loader *ld, const char *name, const int64_t *shape, int ndim,
                          tsr_array **out);
+/* A float tensor (F32/F16/BF16) as stored, its dtype checked before its shape. */
+tsr_status loader_float_tensor(glm_loader *ld, const char *name, const int64_t *shape, int ndim,
+                               tsr_array **out);
+/* TSR_ERR_IO: "load: <file>: tensor '<name>' is <dtype>, <want>". */
+tsr_status loader_dtype_error(glm_loader *ld, const char *name, const char *want);
 /* A float tensor (F32/F16/BF16) of the given shape converted to float32 and evaluated. */
 tsr_status loader_float32(glm_loader *ld, const char *name, const int64_t *shape, int ndim,
                           tsr_array **out);

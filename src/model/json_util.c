@@ -82,9 +82,12 @@ tsr_status json_int_or(const cJSON *obj, const char *key, int64_t def, int64_t m
     return TSR_OK;
   }
   double v = cJSON_IsNumber(item) ? item->valuedouble : (double)NAN;
-  if (!(v == floor(v)) || v < (double)min || v > (double)max)
-    return tsr_error_set(TSR_ERR_IO, "%s: \"%s\" must be an integer in [%lld, %lld]", file, key,
-                         (long long)min, (long long)max);
+  if (!(v == floor(v)) || v < (double)min || v > (double)max) {
+    char found[48] = "a value that is not a number";
+    if (cJSON_IsNumber(item)) snprintf(found, sizeof found, "%.17g", v);
+    return tsr_error_set(TSR_ERR_IO, "%s: \"%s\" must be an integer in [%lld, %lld] (found %s)",
+                         file, key, (long long)min, (long long)max, found);
+  }
   *out = (int64_t)v;
   return TSR_OK;
 }

@@ -125,7 +125,10 @@ tsr_status tsr_session_sample(tsr_session *s, const tsr_sampling *p, int32_t *to
 
 tsr_status tsr_session_generate(tsr_session *s, const tsr_sampling *p, size_t max_new,
                                 bool (*on_token)(int32_t token, void *ctx), void *ctx) {
-  tsr_status st = TSR_OK;
+  tsr_status st = check_usable(s, "session_generate"); /* before s is read */
+  /* The arguments are checked even when no token will be drawn (a full cache, max_new 0). */
+  if (st == TSR_OK && !p) st = tsr_error_set(TSR_ERR_INVALID, "session_generate: p is NULL");
+  if (st == TSR_OK) st = sampling_check(p);
   for (size_t i = 0; i < max_new && st == TSR_OK; i++) {
     if ((int64_t)tsr_session_length(s) >= s->cache.capacity) break; /* the cache is full */
     int32_t token;

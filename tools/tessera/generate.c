@@ -55,7 +55,9 @@ static int parse_value(generate_args *a, const char *flag, const char *value) {
   } else if (strcmp(flag, "--temp") == 0) {
     if (!cli_parse_float(value, &a->sampling.temperature) || a->sampling.temperature < 0) return 1;
   } else if (strcmp(flag, "--top-p") == 0) {
-    if (!cli_parse_float(value, &a->sampling.top_p)) return 1;
+    float top_p;
+    if (!cli_parse_float(value, &top_p) || !(top_p > 0 && top_p <= 1)) return 1;
+    a->sampling.top_p = top_p;
   } else if (strcmp(flag, "--seed") == 0) {
     if (!cli_parse_count(value, UINT64_MAX, &count)) return 1;
     a->sampling.seed = count;
@@ -97,6 +99,12 @@ static int parse_args(int argc, char **argv, generate_args *a) {
   if (!a->prompt == !a->tokens_text)
     return cli_usage_error("generate", "give exactly one of -p and --tokens");
   if (a->chat && !a->prompt) return cli_usage_error("generate", "--chat needs -p TEXT");
+  /* Checked here, before a model that may take minutes to load; parsed again once loaded. */
+  int32_t *ids = NULL;
+  size_t n = 0;
+  if (a->tokens_text && !cli_parse_tokens(a->tokens_text, &ids, &n))
+    return cli_usage_error("generate", "--tokens '%s' is not a list of token ids", a->tokens_text);
+  free(ids);
   return 0;
 }
 
@@ -230,6 +238,11 @@ int cli_generate(int argc, char **argv) {
   tsr_model *m = NULL;
   int code = cli_load_model("generate", a.dir, a.device, a.cap, &m);
   if (code != CLI_EXIT_OK) return code;
+  if (a.prompt && !tsr_model_has_tokenizer(m)) { /* bad usage for this model: exit 2, not 1 */
+    tsr_model_free(m);
+    return cli_usage_error("generate", "%s has no tokenizer.json: give the prompt as --tokens",
+                           a.dir);
+  }
   generation gen = {.model = m, .stream = !a.json, .as_text = tsr_model_has_tokenizer(m)};
   generate_stats stats;
   tsr_status st = run_generation(m, &a, &gen, &stats);
