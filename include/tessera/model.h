@@ -110,7 +110,9 @@ TSR_API tsr_status tsr_session_logits(tsr_session *s, float *dst, size_t dst_len
  * of a session uses the counter (seed, i): the same across runs and thread counts. */
 TSR_API tsr_status tsr_session_sample(tsr_session *s, const tsr_sampling *p, int32_t *token);
 /* Samples, appends and reports tokens until a stop token (reported, not appended), max_new
- * tokens, or on_token returning false (cancellation). */
+ * tokens, a full cache, or on_token returning false (cancellation: that token is reported but
+ * not appended). TSR_ERR_INVALID for a NULL session or p and for invalid sampling parameters,
+ * checked before anything is drawn. */
 TSR_API tsr_status tsr_session_generate(tsr_session *s, const tsr_sampling *p, size_t max_new,
                                         bool (*on_token)(int32_t token, void *ctx), void *ctx);
 /* Positions in the cache so far. */
