@@ -6,7 +6,7 @@ JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 CTEST    = ctest --output-on-failure -j$(JOBS)
 
-.PHONY: all build deps run test bench install sanitize tsan stress format format-check clean
+.PHONY: all build deps run test test-gpu bench install sanitize tsan stress format format-check clean
 
 all: build
 
@@ -33,6 +33,11 @@ run: deps build
 
 test: deps build
 	cd $(BUILD) && $(CTEST)
+
+# On the GPU machine, which cannot install packages: scripts/gpu-bundle.sh (run here) gathers the
+# Debian packages it lacks into .gpu-bundle/; carry that folder there and run `make test-gpu`.
+test-gpu:
+	./scripts/test-gpu.sh
 
 bench: build
 	@for b in $(BUILD)/bench/*; do echo "== $$b"; $$b || exit 1; done

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# On the GPU machine: builds tessera with CUDA against the packages scripts/gpu-bundle.sh gathered
+# (unpacked by scripts/gpu-env.sh), runs the whole suite, then `make run`'s program steps.
+# Results go to stdout and, when $OUT is set (the device tool's output folder), to $OUT/*.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -d .gpu-bundle/debs ] || { echo "test-gpu: no .gpu-bundle/debs (run scripts/gpu-bundle.sh here and carry .gpu-bundle)" >&2; exit 2; }
+. scripts/gpu-env.sh
+build=${BUILD:-build-gpu}
+out=${OUT:-}
+log() { if [ -n "$out" ]; then tee -a "$out/$1"; else cat; fi; }
+jobs=$(nproc)
+{
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+  cmake -S . -B "$build" -DTSR_CUDA=ON -DTSR_WERROR=ON -DPKG_CONFIG_EXECUTABLE="$PKG_CONFIG_EXECUTABLE"
+  cmake --build "$build" -j"$jobs"
+} 2>&1 | log build.txt
+(cd "$build" && ctest --output-on-failure -j"$jobs") 2>&1 | log test.txt
+{
+  "./$build/tessera" info
+  "./$build/tessera" selfcheck
+  [ -f "$build/demo-model/config.json" ] || "./$build/tessera" demo-model -o "$build/demo-model"
+  "./$build/tessera" generate -m "$build/demo-model" --chat -p "What is the capital of France?" -n 48
+} 2>&1 | log run.txt
