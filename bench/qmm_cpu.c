@@ -1,17 +1,25 @@
 /* bench/qmm_cpu.c — tsr_quantized_matmul on the CPU against what bounds it, side by side in one
- * run, at GLM-sized weights (N x K = 4096 x 4096, 13696 x 4096, 4096 x 13696; transpose, x
- * float32, affine scales/biases bfloat16): for decode (M = 1) and prefill (M = 64, 512),
+ * run, at GLM-sized weights (N x K = 4096 x 4096, 13696 x 4096, 4096 x 13696, 4096 x 14336;
+ * transpose, x float32, affine scales/biases bfloat16): for decode (M = 1) and prefill (M = 64,
+ * 512),
  *  - GB/s of weight bytes (w_q + scales + biases) of the op (graph build + tsr_eval + kernel)
- *    against a plain read of the same bytes (a summing loop over the arrays' own buffers on as
- *    many threads as the op uses) — goal >= 0.8 at M = 1;
+ *    against the read roof: the same bytes (the arrays' own buffers) read with the widest vector
+ *    loads the CPU has (AVX-512, else AVX2, else uint64) on as many threads as the op uses —
+ *    goals (issue 11) >= 0.70 for 4-bit formats, >= 0.75 for 8-bit at M = 1. The scalar uint64
+ *    summing loop the Step 3 figures were measured against is printed too: it reached only
+ *    0.64-0.68 of the machine's read, which made those ratios look ~1.5x better;
  *  - the op's time against cblas_sgemm on the weights already dequantized to float32 — goal
  *    >= 1.0 (ours includes the dequantization).
- * Each measurement walks several copies of the weights (>= 128 MiB in all) in turn, so weights
- * come from memory as in a model whose layers do not fit the caches. Best of several repeats
- * after a warm-up. Not a test: it checks only that results are finite.
+ * Each measurement walks several copies of the weights (>= 256 MiB in all) in turn, so weights
+ * come from memory as in a model whose layers do not fit the caches. The op, the roof and the
+ * scalar read are timed in interleaved rounds (op, roof, scalar, op, ...) after a warm-up, each
+ * the best of its rounds, so that a noisy moment of the shared machine does not favour one of
+ * them. Not a test: it checks only that results are finite.
  * `qmm_cpu quick` skips M = 512 and the 13696-wide shapes; `qmm_cpu decode` runs M = 1 only;
  * `qmm_cpu prefill` runs M = 64 and 512 at 4096 x 4096; `qmm_cpu dequantize` times
- * tsr_dequantize to float32 at 4096 x 4096 against a memcpy of its output. */
+ * tsr_dequantize to float32 at 4096 x 4096 against a memcpy of its output. TSR_BENCH_FORMAT
+ * (a substring of a format's name, e.g. "affine 4") and TSR_BENCH_SHAPES (how many of the shapes,
+ * in the order above) narrow a run. */
 #include <cblas.h>
 #include <math.h>
 #include <pthread.h>
@@ -25,12 +33,12 @@
 
 enum { REPEATS = 5, MAX_COPIES = 256, MAX_THREADS = 256 };
 
-/* Weight bytes each measurement walks through in turn: 128 MiB, more than this VM's caches;
-   TSR_BENCH_ROTATION_MIB sets another (a host whose L3 holds 128 MiB needs more). */
+/* Weight bytes each measurement walks through in turn: 256 MiB, far more than this VM's caches;
+   TSR_BENCH_ROTATION_MIB sets another (a host whose L3 holds 256 MiB needs more). */
 static double rotation_bytes(void) {
   const char *v = getenv("TSR_BENCH_ROTATION_MIB");
-  double mib = v && *v ? strtod(v, NULL) : 128.0;
-  return (mib > 0.0 ? mib : 128.0) * 1048576.0;
+  double mib = v && *v ? strtod(v, NULL) : 256.0;
+  return (mib > 0.0 ? mib : 256.0) * 1048576.0;
 }
 
 static double now_s(void) {
@@ -59,21 +67,37 @@ static float random_float(void) { /* [-1, 1) */
   return (float)((double)(next_random() & 0xffffff) * 0x1p-23 - 1.0);
 }
 
-/* Seconds per call of run(ctx): a warm-up sizing the batch to ~20 ms, then the best of REPEATS. */
-static double time_it(void (*run)(void *), void *ctx) {
-  double t0 = now_s();
-  run(ctx);
-  double once = now_s() - t0;
-  int iterations = once > 0.02 ? 1 : (int)(0.02 / (once > 1e-7 ? once : 1e-7));
-  double best = 1e30;
-  for (int r = 0; r < REPEATS; r++) {
-    t0 = now_s();
-    for (int i = 0; i < iterations; i++)
-      run(ctx);
-    double t = (now_s() - t0) / iterations;
-    if (t < best) best = t;
+typedef struct {
+  void (*run)(void *);
+  void *ctx;
+  int iterations;
+  double best; /* seconds per call */
+} timed;
+
+/* Seconds per call of each run(ctx): a warm-up sizing each one's batch to ~20 ms, then REPEATS
+   rounds in which each runs its batch in turn; the best round of each. */
+static void time_interleaved(timed *t, int count) {
+  for (int i = 0; i < count; i++) {
+    double t0 = now_s();
+    t[i].run(t[i].ctx);
+    double once = now_s() - t0;
+    t[i].iterations = once > 0.02 ? 1 : (int)(0.02 / (once > 1e-7 ? once : 1e-7));
+    t[i].best = 1e30;
   }
-  return best;
+  for (int r = 0; r < REPEATS; r++)
+    for (int i = 0; i < count; i++) {
+      double t0 = now_s();
+      for (int j = 0; j < t[i].iterations; j++)
+        t[i].run(t[i].ctx);
+      double s = (now_s() - t0) / t[i].iterations;
+      if (s < t[i].best) t[i].best = s;
+    }
+}
+
+static double time_it(void (*run)(void *), void *ctx) {
+  timed t = {run, ctx, 0, 0.0};
+  time_interleaved(&t, 1);
+  return t.best;
 }
 
 /* ---- the plain read: threads summing slices of the same buffers ---------------------------- */
@@ -87,20 +111,85 @@ static struct {
   int threads;
   pthread_barrier_t start, done;
   const read_target *target;
+  bool wide; /* this pass reads with vector loads */
   uint64_t sums[MAX_THREADS];
   bool stop;
   pthread_t ids[MAX_THREADS];
 } readers;
 
+/* The Step 3 plain read: a uint64 summing loop, built without -march (so SSE2 at best). */
+static uint64_t scalar_sum(const uint64_t *w, size_t begin, size_t end) {
+  uint64_t sum = 0;
+  for (size_t i = begin; i < end; i++)
+    sum += w[i];
+  return sum;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_WIDE_READ 1
+
+/* The roof: 64-byte loads, four independent accumulators (one add per load, so the adds never
+   limit the loads), 256 bytes per step; the < 256-byte tail by the scalar loop. */
+__attribute__((target("avx512f"))) static uint64_t avx512_sum(const uint64_t *w, size_t begin,
+                                                              size_t end) {
+  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+  size_t i = begin;
+  for (; i + 32 <= end; i += 32) {
+    a0 = _mm512_add_epi64(a0, _mm512_loadu_si512((const void *)(w + i)));
+    a1 = _mm512_add_epi64(a1, _mm512_loadu_si512((const void *)(w + i + 8)));
+    a2 = _mm512_add_epi64(a2, _mm512_loadu_si512((const void *)(w + i + 16)));
+    a3 = _mm512_add_epi64(a3, _mm512_loadu_si512((const void *)(w + i + 24)));
+  }
+  __m512i all = _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3));
+  return (uint64_t)_mm512_reduce_add_epi64(all) + scalar_sum(w, i, end);
+}
+
+__attribute__((target("avx2"))) static uint64_t avx2_sum(const uint64_t *w, size_t begin,
+                                                         size_t end) {
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  size_t i = begin;
+  for (; i + 16 <= end; i += 16) {
+    a0 = _mm256_add_epi64(a0, _mm256_loadu_si256((const __m256i *)(const void *)(w + i)));
+    a1 = _mm256_add_epi64(a1, _mm256_loadu_si256((const __m256i *)(const void *)(w + i + 4)));
+    a2 = _mm256_add_epi64(a2, _mm256_loadu_si256((const __m256i *)(const void *)(w + i + 8)));
+    a3 = _mm256_add_epi64(a3, _mm256_loadu_si256((const __m256i *)(const void *)(w + i + 12)));
+  }
+  uint64_t lanes[4];
+  __m256i all = _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3));
+  _mm256_storeu_si256((__m256i *)(void *)lanes, all);
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3] + scalar_sum(w, i, end);
+}
+#endif
+
+typedef uint64_t (*sum_fn)(const uint64_t *w, size_t begin, size_t end);
+
+/* The widest loads this CPU has, and their name. */
+static sum_fn wide_sum(const char **name) {
+#ifdef HAVE_WIDE_READ
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) {
+    *name = "AVX-512";
+    return avx512_sum;
+  }
+  if (__builtin_cpu_supports("avx2")) {
+    *name = "AVX2";
+    return avx2_sum;
+  }
+#endif
+  *name = "uint64";
+  return scalar_sum;
+}
+
 static void read_slice(int index) {
+  const char *name;
+  sum_fn sum_of = readers.wide ? wide_sum(&name) : scalar_sum;
   uint64_t sum = 0;
   for (int b = 0; b < 3; b++) {
     size_t count = readers.target->counts[b];
     size_t begin = count * (size_t)index / (size_t)readers.threads;
     size_t end = count * (size_t)(index + 1) / (size_t)readers.threads;
-    const uint64_t *w = readers.target->words[b];
-    for (size_t i = begin; i < end; i++)
-      sum += w[i];
+    sum += sum_of(readers.target->words[b], begin, end);
   }
   readers.sums[index] = sum;
 }
@@ -115,8 +204,9 @@ static void *reader_main(void *arg) {
   }
 }
 
-static void plain_read(const read_target *target) {
+static void plain_read(const read_target *target, bool wide) {
   readers.target = target;
+  readers.wide = wide;
   pthread_barrier_wait(&readers.start);
   read_slice(0);
   pthread_barrier_wait(&readers.done);
@@ -320,11 +410,12 @@ static void run_op(void *p) {
 typedef struct {
   weights *w;
   int next;
+  bool wide;
 } read_ctx;
 
 static void run_read(void *p) {
   read_ctx *r = p;
-  plain_read(&r->w->reads[r->next++ % r->w->copies]);
+  plain_read(&r->w->reads[r->next++ % r->w->copies], r->wide);
 }
 
 typedef struct {
@@ -381,21 +472,30 @@ static void bench_dequantize(weights *w) {
   free(copy.to);
 }
 
-/* One table row: the op, the plain read of its weight bytes, sgemm on float32 weights. */
+/* One table row: the op, the roof and the scalar read of its weight bytes (interleaved), then
+   sgemm on float32 weights (prefill only: at M = 1 it says nothing the roof does not). */
 static void bench_case(weights *w, int64_t m) {
   float *x = checked_malloc((size_t)(m * w->k) * sizeof(float));
   float *y = checked_malloc((size_t)(m * w->n) * sizeof(float));
   for (int64_t i = 0; i < m * w->k; i++)
     x[i] = random_float();
   op_ctx op = {w, make_array(x, TSR_FLOAT32, m, w->k), 0};
-  read_ctx read = {w, 0};
+  read_ctx roof = {w, 0, true}, scalar = {w, 0, false};
   sgemm_ctx sgemm = {x, w->dense, y, (int)m, (int)w->n, (int)w->k};
-  double t_op = time_it(run_op, &op), t_read = time_it(run_read, &read);
-  double t_sgemm = time_it(run_sgemm, &sgemm);
-  if (!isfinite(y[m * w->n - 1])) die("sgemm result", TSR_ERR_INVALID);
-  printf("| %s | %lld x %lld | %lld | %.3f | %.1f | %.1f | %.2f | %.3f | %.2f |\n", w->f->name,
-         (long long)w->n, (long long)w->k, (long long)m, t_op * 1e3, w->bytes / t_op * 1e-9,
-         w->bytes / t_read * 1e-9, t_read / t_op, t_sgemm * 1e3, t_sgemm / t_op);
+  timed t[3] = {{run_op, &op, 0, 0.0}, {run_read, &roof, 0, 0.0}, {run_read, &scalar, 0, 0.0}};
+  time_interleaved(t, m == 1 ? 3 : 1);
+  double t_op = t[0].best, t_roof = t[1].best, t_scalar = t[2].best;
+  if (m == 1) {
+    printf("| %s | %lld x %lld | 1 | %.3f | %.1f | %.1f | %.2f | %.1f | %.2f | – | – |\n",
+           w->f->name, (long long)w->n, (long long)w->k, t_op * 1e3, w->bytes / t_op * 1e-9,
+           w->bytes / t_roof * 1e-9, t_roof / t_op, w->bytes / t_scalar * 1e-9, t_scalar / t_op);
+  } else {
+    double t_sgemm = time_it(run_sgemm, &sgemm);
+    if (!isfinite(y[m * w->n - 1])) die("sgemm result", TSR_ERR_INVALID);
+    printf("| %s | %lld x %lld | %lld | %.3f | – | – | – | – | – | %.3f | %.2f |\n", w->f->name,
+           (long long)w->n, (long long)w->k, (long long)m, t_op * 1e3, t_sgemm * 1e3,
+           t_sgemm / t_op);
+  }
   fflush(stdout);
   tsr_array_release(op.x);
   free(x);
@@ -425,7 +525,7 @@ int main(int argc, char **argv) {
                                    {"mxfp4", TSR_QUANT_MXFP4, 4, 32},
                                    {"mxfp8", TSR_QUANT_MXFP8, 8, 32},
                                    {"nvfp4", TSR_QUANT_NVFP4, 4, 16}};
-  static const int64_t shapes[][2] = {{4096, 4096}, {13696, 4096}, {4096, 13696}};
+  static const int64_t shapes[][2] = {{4096, 4096}, {13696, 4096}, {4096, 13696}, {4096, 14336}};
   static const int64_t ms[] = {1, 64, 512};
   readers_start();
   if (argc > 1 && strcmp(argv[1], "dequantize") == 0) {
@@ -443,15 +543,22 @@ int main(int argc, char **argv) {
     tsr_shutdown();
     return 0;
   }
+  const char *loads;
+  wide_sum(&loads);
   printf("## qmm_cpu: tsr_quantized_matmul (build + eval, transpose, x float32) on %d threads\n\n",
          readers.threads);
   printf(
-      "| format | N x K | M | qmm ms | weight GB/s | plain read GB/s | read ratio (goal >= 0.8 "
-      "at M = 1) | sgemm ms (float32 weights) | sgemm / qmm (goal >= 1.0) |\n");
-  printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
-  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+      "| format | N x K | M | qmm ms | weight GB/s | roof GB/s (%s read) | roof ratio | "
+      "scalar-loop read GB/s | scalar-loop ratio (Step 3's) | sgemm ms (float32 weights) | "
+      "sgemm / qmm (goal >= 1.0) |\n",
+      loads);
+  printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  const char *only_format = getenv("TSR_BENCH_FORMAT"), *shape_count = getenv("TSR_BENCH_SHAPES");
+  size_t shape_limit = shape_count && *shape_count ? (size_t)strtol(shape_count, NULL, 10) : 99;
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && s < shape_limit; s++) {
     if ((quick || prefill_only) && s > 0) continue;
     for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+      if (only_format && *only_format && !strstr(formats[f].name, only_format)) continue;
       weights *w = make_weights(&formats[f], shapes[s][0], shapes[s][1]);
       for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
         if ((quick && ms[i] > 64) || (decode_only && ms[i] > 1) || (prefill_only && ms[i] == 1))
