@@ -13,7 +13,7 @@ static void write_demo(const char *dir) {
   pid_t pid = fork();
   CHECK(pid >= 0);
   if (pid == 0) {
-    freopen("/dev/null", "w", stdout);
+    if (!freopen("/dev/null", "w", stdout)) _exit(126);
     execl(TSR_TOOL_PATH, "tessera", "demo-model", "-o", dir, (char *)NULL);
     _exit(127);
   }
