@@ -14,6 +14,15 @@
  * them (an Inf x times a weight that dequantizes to 0 is NaN, as in MLX). The reference sums in
  * increasing k; a fast path may reorder the sum (the tests bound the error by K * 2^-24 * sum |x|
  * |w| either way) but not narrow it.
+ *
+ * Quant-spec Part A §4 (amended) makes the contract a bound rather than these exact weights, and
+ * the decode kernels (cpu/qmm_fast_isa.h) use it for affine: s * sum x q + b * sum x per group,
+ * in float32, weights never rounded to T. Its bound against the float64 product of x and
+ * dequantize(w) (tests/quant/qmm_ref.h derives it): gamma_{2K+1} * sum_k |x_k| (|s q_k| + |b|)
+ * + sum_k |x_k| |(s q_k + b) - w_k| + 4K * 2^-149, the middle term being how far the exact
+ * weights are from s q + b (at most u_T (2 + u_T) |s q| + u_T |b| each, u_T the unit roundoff of
+ * T). Where x, a scale or a bias is not finite such a result is not finite, without the exact
+ * NaN/Inf pattern of x @ dequantize(w).
  */
 #ifndef TSR_CPU_QMM_H
 #define TSR_CPU_QMM_H

@@ -112,8 +112,43 @@ static int64_t scalar_qmv_max_m(const tsri_qmm_problem *p) {
 
 enum { SCALAR_ROWS_AT_ONCE = 8 };
 
-static void scalar_qmv_rows(const tsri_qmm_problem *p, const float *xp, int64_t row_begin,
-                            int64_t row_end) {
+/* Affine in the factored form (cpu/qmm_fast_isa.h): per group s * sum x q + b * xsum. */
+static void scalar_affine_rows(const tsri_qmm_problem *p, const float *xp, const float *xsums,
+                               int64_t row_begin, int64_t row_end) {
+  const int64_t group_size = p->group_size, groups = p->k / group_size;
+  const uint32_t mask = (1u << p->bits) - 1u;
+  uint8_t codes[TSRI_QMM_MAX_GROUP];
+  for (int64_t r = row_begin; r < row_end; r++) {
+    const uint32_t *row = p->w + r * p->w_row_words;
+    float sums[SCALAR_ROWS_AT_ONCE] = {0};
+    for (int64_t g = 0; g < groups; g++) {
+      if (p->bits == 4 || p->bits == 8 || p->bits == 2) /* whole codes per byte, LSB first */
+        for (int64_t i = 0; i < group_size; i++) {
+          int64_t bit = (g * group_size + i) * p->bits;
+          codes[i] = (uint8_t)((((const uint8_t *)row)[bit >> 3] >> (bit & 7)) & mask);
+        }
+      else
+        tsri_qmm_unpack_codes(row, g * group_size, group_size, p->bits, codes);
+      float scale = tsri_qmm_scale(p, r, g), bias = tsri_qmm_bias(p, r, g);
+      for (int64_t m = 0; m < p->m; m++) {
+        const float *x = xp + m * p->k + g * group_size;
+        float dot = 0.0f;
+        for (int64_t i = 0; i < group_size; i++)
+          dot += x[i] * (float)codes[i];
+        sums[m] += scale * dot + bias * xsums[m * groups + g];
+      }
+    }
+    for (int64_t m = 0; m < p->m; m++)
+      p->y[m * p->y_row_stride + r] = sums[m];
+  }
+}
+
+static void scalar_qmv_rows(const tsri_qmm_problem *p, const float *xp, const float *xsums,
+                            int64_t row_begin, int64_t row_end) {
+  if (p->mode == TSRI_QF_AFFINE) {
+    scalar_affine_rows(p, xp, xsums, row_begin, row_end);
+    return;
+  }
   float w[SCALAR_SEGMENT];
   for (int64_t r = row_begin; r < row_end; r++) {
     float sums[SCALAR_ROWS_AT_ONCE] = {0};
@@ -163,10 +198,24 @@ static void arrange_x(const tsri_qmm_problem *p, tsri_qmm_x_order order, float *
   }
 }
 
+/* Each row of x summed over each group along K, in float32 in increasing k (the factored affine
+   form's b * xsum term: computed once per product, shared by every weight row). */
+static void sum_groups(const tsri_qmm_problem *p, float *xsums) {
+  const int64_t groups = p->k / p->group_size;
+  for (int64_t m = 0; m < p->m; m++)
+    for (int64_t g = 0; g < groups; g++) {
+      const float *x = p->x + m * p->x_row_stride + g * p->group_size;
+      float sum = 0.0f;
+      for (int64_t i = 0; i < p->group_size; i++)
+        sum += x[i];
+      xsums[m * groups + g] = sum;
+    }
+}
+
 typedef struct {
   const tsri_qmm_problem *p;
   const tsri_qmm_isa *isa;
-  const float *xp;
+  const float *xp, *xsums;
 } qmv_job;
 
 static void qmv_chunk(int64_t row_begin, int64_t row_end, void *ctx) {
@@ -177,7 +226,8 @@ static void qmv_chunk(int64_t row_begin, int64_t row_end, void *ctx) {
     part.m = job->p->m - m0 < at_once ? job->p->m - m0 : at_once;
     part.x = job->p->x + m0 * job->p->x_row_stride;
     part.y = job->p->y + m0 * job->p->y_row_stride;
-    job->isa->qmv_rows(&part, job->xp + m0 * job->p->k, row_begin, row_end);
+    const float *xsums = job->xsums ? job->xsums + m0 * (job->p->k / job->p->group_size) : NULL;
+    job->isa->qmv_rows(&part, job->xp + m0 * job->p->k, xsums, row_begin, row_end);
   }
 }
 
@@ -189,16 +239,27 @@ static int64_t rows_per_chunk(const tsri_qmm_problem *p) {
 
 static bool run_qmv(const tsri_qmm_isa *kernels, const tsri_qmm_problem *p) {
   tsri_qmm_x_order order = kernels->x_order(p);
-  tsri_buffer *arranged = NULL;
-  const float *xp = p->x;
-  if (order.per_byte > 1 || p->x_row_stride != p->k) {
-    if (tsri_cpu_scratch((tsr_device){TSR_CPU, 0}, p->m * p->k, &arranged) != TSR_OK) return false;
-    arrange_x(p, order, (float *)arranged->data);
-    xp = (const float *)arranged->data;
+  bool arrange = order.per_byte > 1 || p->x_row_stride != p->k;
+  int64_t sums = p->mode == TSRI_QF_AFFINE ? p->m * (p->k / p->group_size) : 0;
+  tsri_buffer *scratch = NULL;
+  const float *xp = p->x, *xsums = NULL;
+  if (arrange || sums > 0) {
+    if (tsri_cpu_scratch((tsr_device){TSR_CPU, 0}, (arrange ? p->m * p->k : 0) + sums, &scratch) !=
+        TSR_OK)
+      return false;
+    float *data = (float *)scratch->data;
+    if (arrange) {
+      arrange_x(p, order, data);
+      xp = data;
+    }
+    if (sums > 0) {
+      sum_groups(p, data + (arrange ? p->m * p->k : 0));
+      xsums = data + (arrange ? p->m * p->k : 0);
+    }
   }
-  qmv_job job = {p, kernels, xp};
+  qmv_job job = {p, kernels, xp, xsums};
   tsri_parallel_for(p->n, rows_per_chunk(p), qmv_chunk, &job);
-  tsri_buffer_release(arranged);
+  tsri_buffer_release(scratch);
   return true;
 }
 

@@ -6,8 +6,10 @@
  * once per process from the CPU (base/discovery.h) and capped by TSR_CPU_ISA; the same row
  * decoders serve tsr_dequantize. Not the node-level driver (cpu/qmm.c).
  *
- * Results agree with the reference kernel within cpu/qmm.h's bound: every weight is dequantized
- * exactly as the reference does it; only the order of the float32 sum over K differs.
+ * Results agree with the float64 product within cpu/qmm.h's bound: the tiles and the fused GEMM
+ * dequantize every weight exactly as the reference does and differ from it only in the order of
+ * the float32 sum over K; qmv takes affine in the factored form (s * sum x q + b * sum x per
+ * group, cpu/qmm_fast_isa.h), which quant-spec Part A §4 allows, and fp modes with exact weights.
  *
  * Environment (read once per process, on first use):
  *   TSR_CPU_ISA      avx512 | avx2 | scalar — the widest instruction set the fast paths may use

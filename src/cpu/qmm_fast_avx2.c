@@ -2,9 +2,11 @@
  * (cpu/qmm_fast_isa.h): qmv rows and natural-order dequantization, 8 lanes wide. Affine codes are
  * converted and scaled (2-bit ones through an 8-entry table per group), E2M1 codes read one of two
  * 8-entry tables (value * scale, by the sign bit), E4M3 codes are decoded with bit
- * arithmetic, 3/5/6-bit codes are unpacked to bytes first. Every function carries
- * target("avx2,fma,f16c"), so the library builds and runs without them; cpu/qmm_fast.c calls these
- * only when the CPU has all three. */
+ * arithmetic, 3/5/6-bit codes are unpacked to bytes first. qmv takes affine in the factored form
+ * (cpu/qmm_fast_isa.h): s * q in float32, never rounded to the scales' dtype, and b * (sum of x
+ * over the group) added once per group; dequantization keeps the exact weights. Every function
+ * carries target("avx2,fma,f16c"), so the library builds and runs without them; cpu/qmm_fast.c
+ * calls these only when the CPU has all three. */
 #include "cpu/qmm_fast_isa.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -64,12 +66,13 @@ typedef struct {
   tsr_dtype dtype;
 } group_consts;
 
-AVX2_INLINE group_consts group_setup(int kind, float scale, float bias, tsr_dtype dtype) {
+AVX2_INLINE group_consts group_setup(int kind, float scale, float bias, tsr_dtype dtype,
+                                     bool factored) {
   group_consts c = {_mm256_set1_ps(scale), _mm256_set1_ps(bias), _mm256_setzero_ps(),
                     _mm256_setzero_ps(), dtype};
   if (kind == AFFINE2) {
     __m256 q = _mm256_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 0.0f, 1.0f, 2.0f, 3.0f);
-    c.table = affine_weights(q, c.scale, c.bias, dtype);
+    c.table = factored ? _mm256_mul_ps(q, c.scale) : affine_weights(q, c.scale, c.bias, dtype);
   } else if (kind == FP4) {
     __m256 e2m1 = _mm256_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f);
     __m256 negative = _mm256_setr_ps(-0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f);
@@ -100,8 +103,9 @@ AVX2_INLINE __m256 e4m3_values(__m256i codes) {
   return _mm256_or_ps(_mm256_castsi256_ps(sign), values); /* a NaN keeps the code's sign too */
 }
 
-/* The weights of the codes in the low bits of each lane (bits above them are ignored). */
-AVX2_INLINE __m256 weights(__m256i codes, int kind, const group_consts *c) {
+/* The weights of the codes in the low bits of each lane (bits above them are ignored); affine
+   `factored`: s * q only. */
+AVX2_INLINE __m256 weights(__m256i codes, int kind, const group_consts *c, bool factored) {
   switch (kind) {
     case AFFINE2:
       return _mm256_permutevar8x32_ps(c->table, codes);
@@ -115,6 +119,7 @@ AVX2_INLINE __m256 weights(__m256i codes, int kind, const group_consts *c) {
     case AFFINE4:
       codes = _mm256_and_si256(codes, _mm256_set1_epi32(15)); /* fall through */
     default:
+      if (factored) return _mm256_mul_ps(_mm256_cvtepi32_ps(codes), c->scale);
       return affine_weights(_mm256_cvtepi32_ps(codes), c->scale, c->bias, c->dtype);
   }
 }
@@ -171,6 +176,7 @@ static AVX2 void widen_params(const tsri_qmm_problem *p, int64_t row, int64_t fi
 
 typedef struct {
   const tsri_qmm_problem *p;
+  const float *xsums;      /* qmv of affine: M x groups sums of x (cpu/qmm_fast_isa.h) */
   const uint8_t *bytes[2]; /* the packed rows */
   int64_t first, count;    /* groups [first, first + count) */
   float scales[2][TSRI_QMM_SEGMENT_GROUPS], biases[2][TSRI_QMM_SEGMENT_GROUPS];
@@ -209,7 +215,7 @@ AVX2_INLINE void dot_segment(const segment *t, int kind, const float *xp, int ro
     group_consts c[2];
     const uint8_t *codes[2];
     for (int r = 0; r < wrows; r++) {
-      c[r] = group_setup(kind, t->scales[r][g], t->biases[r][g], t->p->scale_dtype);
+      c[r] = group_setup(kind, t->scales[r][g], t->biases[r][g], t->p->scale_dtype, true);
       codes[r] = group_codes(t, r, kind, begin, unpacked[r]);
     }
     for (int64_t at = begin; at < begin + group_size; at += step)
@@ -221,7 +227,7 @@ AVX2_INLINE void dot_segment(const segment *t, int kind, const float *xp, int ro
           __m256i v = load_bytes8(codes[r] + (at - begin) / per_byte + b * LANES);
 #pragma GCC unroll 4
           for (int j = 0; j < per_byte; j++) {
-            __m256 w = weights(_mm256_srli_epi32(v, j * bits), kind, &c[r]);
+            __m256 w = weights(_mm256_srli_epi32(v, j * bits), kind, &c[r], true);
             const float *x = xp + at + (b + j) * LANES;
             int chain = (b + j) & 1;
 #pragma GCC unroll 4
@@ -242,17 +248,17 @@ AVX2_INLINE void dequantize_segment(const segment *t, int kind, float *dst, int6
   uint8_t unpacked[MAX_GROUP];
   for (int64_t g = 0; g < t->count; g++) {
     int64_t begin = (t->first + g) * group_size;
-    group_consts c = group_setup(kind, t->scales[0][g], t->biases[0][g], t->p->scale_dtype);
+    group_consts c = group_setup(kind, t->scales[0][g], t->biases[0][g], t->p->scale_dtype, false);
     const uint8_t *codes = group_codes(t, 0, kind, begin, unpacked);
     for (int64_t at = begin; at < begin + group_size; at += LANES * per_byte) {
       __m256i v = load_bytes8(codes + (at - begin) / per_byte);
       if (per_byte == 1) {
-        _mm256_storeu_ps(dst + (at - origin), weights(v, kind, &c));
+        _mm256_storeu_ps(dst + (at - origin), weights(v, kind, &c, false));
         continue;
       }
       float lanes[4][LANES]; /* lane i of vector j is code per_byte * i + j */
       for (int j = 0; j < per_byte; j++)
-        _mm256_storeu_ps(lanes[j], weights(_mm256_srli_epi32(v, j * bits), kind, &c));
+        _mm256_storeu_ps(lanes[j], weights(_mm256_srli_epi32(v, j * bits), kind, &c, false));
       for (int i = 0; i < LANES; i++)
         for (int j = 0; j < per_byte; j++)
           dst[at - origin + per_byte * i + j] = lanes[j][i];
@@ -267,9 +273,29 @@ AVX2_INLINE float sum_lanes(__m256 v) {
   return _mm_cvtss_f32(half);
 }
 
+/* The factored affine form's b * (sum of x over the group) for the segment's groups, added to
+   the sums' second chains as further terms of their lanes (tail lanes zero). */
+AVX2_INLINE void bias_products(const segment *t, int rows, int wrows, sums *s) {
+  const int64_t groups = t->p->k / t->p->group_size;
+  for (int64_t i = 0; i < t->count; i += LANES) {
+    int64_t n = t->count - i < LANES ? t->count - i : LANES;
+    __m256i lanes =
+        _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+#pragma GCC unroll 2
+    for (int r = 0; r < wrows; r++) {
+      __m256 bias = _mm256_maskload_ps(t->biases[r] + i, lanes);
+#pragma GCC unroll 4
+      for (int m = 0; m < rows; m++) {
+        __m256 xsum = _mm256_maskload_ps(t->xsums + m * groups + t->first + i, lanes);
+        s->acc[m][r][1] = _mm256_fmadd_ps(bias, xsum, s->acc[m][r][1]);
+      }
+    }
+  }
+}
+
 /* Weight rows [row, row + wrows) dotted with the `rows` rows of xp. */
-AVX2_INLINE void walk_rows_at(const tsri_qmm_problem *p, const float *xp, int64_t row, int kind,
-                              int rows, int wrows) {
+AVX2_INLINE void walk_rows_at(const tsri_qmm_problem *p, const float *xp, const float *xsums,
+                              int64_t row, int kind, int rows, int wrows) {
   sums s;
 #pragma GCC unroll 4
   for (int m = 0; m < rows; m++)
@@ -277,6 +303,7 @@ AVX2_INLINE void walk_rows_at(const tsri_qmm_problem *p, const float *xp, int64_
       s.acc[m][r][0] = s.acc[m][r][1] = _mm256_setzero_ps();
   segment t;
   t.p = p;
+  t.xsums = xsums;
   for (int r = 0; r < wrows; r++)
     t.bytes[r] = (const uint8_t *)(p->w + (row + r) * p->w_row_words);
   const int64_t groups = tsri_qmm_row_codes(p) / p->group_size;
@@ -285,6 +312,7 @@ AVX2_INLINE void walk_rows_at(const tsri_qmm_problem *p, const float *xp, int64_
         groups - t.first < TSRI_QMM_SEGMENT_GROUPS ? groups - t.first : TSRI_QMM_SEGMENT_GROUPS;
     for (int r = 0; r < wrows; r++)
       widen_params(p, row + r, t.first, t.count, t.scales[r], t.biases[r]);
+    if (p->mode == TSRI_QF_AFFINE) bias_products(&t, rows, wrows, &s);
     dot_segment(&t, kind, xp, rows, wrows, &s);
   }
 #pragma GCC unroll 4
@@ -295,14 +323,14 @@ AVX2_INLINE void walk_rows_at(const tsri_qmm_problem *p, const float *xp, int64_
 }
 
 /* Rows [row_begin, row_end) dotted with xp. */
-AVX2_INLINE void walk_rows(const tsri_qmm_problem *p, const float *xp, int64_t row_begin,
-                           int64_t row_end, int kind, int rows) {
+AVX2_INLINE void walk_rows(const tsri_qmm_problem *p, const float *xp, const float *xsums,
+                           int64_t row_begin, int64_t row_end, int kind, int rows) {
   int64_t row = row_begin;
   if (rows <= 2)
     for (; row + 2 <= row_end; row += 2)
-      walk_rows_at(p, xp, row, kind, rows, 2);
+      walk_rows_at(p, xp, xsums, row, kind, rows, 2);
   for (; row < row_end; row++)
-    walk_rows_at(p, xp, row, kind, rows, 1);
+    walk_rows_at(p, xp, xsums, row, kind, rows, 1);
 }
 
 /* Codes [begin, begin + count) of packed row `row`, whole groups, into dst (the fused GEMM's
@@ -322,14 +350,15 @@ AVX2_INLINE void dequantize_span_of(const tsri_qmm_problem *p, int64_t row, int6
 
 /* ---- the entry points: one function per (kind, rows) so both are constants ------------------ */
 
-typedef void (*qmv_fn)(const tsri_qmm_problem *p, const float *xp, int64_t b, int64_t e);
+typedef void (*qmv_fn)(const tsri_qmm_problem *p, const float *xp, const float *xsums, int64_t b,
+                       int64_t e);
 typedef void (*span_fn)(const tsri_qmm_problem *p, int64_t row, int64_t begin, int64_t count,
                         float *dst);
 
-#define QMV_INSTANCE(KIND, ROWS)                                                              \
-  static AVX2 void qmv_##KIND##_##ROWS(const tsri_qmm_problem *p, const float *xp, int64_t b, \
-                                       int64_t e) {                                           \
-    walk_rows(p, xp, b, e, KIND, ROWS);                                                       \
+#define QMV_INSTANCE(KIND, ROWS)                                                   \
+  static AVX2 void qmv_##KIND##_##ROWS(const tsri_qmm_problem *p, const float *xp, \
+                                       const float *xsums, int64_t b, int64_t e) { \
+    walk_rows(p, xp, xsums, b, e, KIND, ROWS);                                     \
   }
 #define KIND_INSTANCES(KIND)                                                                      \
   QMV_INSTANCE(KIND, 1)                                                                           \
@@ -351,11 +380,11 @@ KIND_INSTANCES(UNPACKED)
 #undef KIND_INSTANCES
 #undef QMV_INSTANCE
 
-static void qmv_rows(const tsri_qmm_problem *p, const float *xp, int64_t row_begin,
-                     int64_t row_end) {
+static void qmv_rows(const tsri_qmm_problem *p, const float *xp, const float *xsums,
+                     int64_t row_begin, int64_t row_end) {
   static const qmv_fn *const kinds[KINDS] = {qmv_AFFINE2, qmv_AFFINE4, qmv_FP4,
                                              qmv_AFFINE8, qmv_MXFP8,   qmv_UNPACKED};
-  kinds[kind_of(p)][p->m - 1](p, xp, row_begin, row_end);
+  kinds[kind_of(p)][p->m - 1](p, xp, xsums, row_begin, row_end);
 }
 
 static void dequantize_span(const tsri_qmm_problem *p, int64_t row, int64_t begin, int64_t count,

@@ -3,11 +3,18 @@
  * cpu/qmm_fast.c), and the per-group scale/bias reads they share. Internal to those files; the
  * rest of the library sees cpu/qmm_fast.h only.
  *
- * Every weight is bit for bit cpu/qmm.h's (docs/quant-rules.md "Matmul"): affine
- * T(T(s * q) + b) in the scales' dtype T — a float32 product rounded to T, then a float32 sum
- * rounded to T, never fused (tsri_qmm_affine_weight) — and fp modes value(code) * scale in
- * float32, with s, b and scale widened exactly from their stored form. Kernels may reorder the
- * float32 sum over K but never change a weight.
+ * Dequantized weights (dequantize_span: the sgemm tiles, the fused GEMM's panels,
+ * tsr_dequantize) are bit for bit cpu/qmm.h's: affine T(T(s * q) + b) in the scales' dtype T — a
+ * float32 product rounded to T, then a float32 sum rounded to T, never fused
+ * (tsri_qmm_affine_weight) — and fp modes value(code) * scale in float32, with s, b and scale
+ * widened exactly from their stored form. qmv (decode) keeps the fp weights but takes affine in
+ * the factored form quant-spec Part A §4 allows: per group g of weight row n,
+ *   y[m][n] += s_g * sum_{k in g} x[m][k] q_k  +  b_g * xsum[m][g],   xsum[m][g] = sum_{k in g}
+ * x[m][k] in float32, s_g * q_k formed in float32 (through a table, or per code) and never rounded
+ * to T, xsum computed once per product by the driver (in float32, natural order) and shared by
+ * every row. It is within cpu/qmm.h's factored bound of the float64 product, not equal to the exact
+ * weights' sum; where x, a scale or a bias is not finite the result is not finite. Kernels may
+ * reorder every float32 sum.
  */
 #ifndef TSR_CPU_QMM_FAST_ISA_H
 #define TSR_CPU_QMM_FAST_ISA_H
@@ -54,8 +61,11 @@ typedef struct {
   /* How x must be laid out for qmv_rows on problem p. */
   tsri_qmm_x_order (*x_order)(const tsri_qmm_problem *p);
   /* y[m][r] for r in [row_begin, row_end) and m in [0, p->m), p->transpose: each weight row is
-     read once and dotted with the M rows of xp (M x K floats in x_order, row stride K). */
-  void (*qmv_rows)(const tsri_qmm_problem *p, const float *xp, int64_t row_begin, int64_t row_end);
+     read once and dotted with the M rows of xp (M x K floats in x_order, row stride K); for
+     affine, xsums holds each row of x summed over each group (M x K / group_size floats, natural
+     order; NULL otherwise), for the factored form above. */
+  void (*qmv_rows)(const tsri_qmm_problem *p, const float *xp, const float *xsums,
+                   int64_t row_begin, int64_t row_end);
   /* Codes [begin, begin + count) of packed row `row`, whole groups, dequantized into dst[0 ..
      count) in natural order (the sgemm tiles' rows, the fused GEMM's panels, tsr_dequantize's
      rows). */

@@ -3,14 +3,39 @@
  * bit, tables spelled out, no library code but the public f16/bf16 widenings), naive float64
  * products, and the error bound each output must meet. Not a model of tessera's kernels.
  *
- * The weight of each element is MLX's dequantize to float32 (docs/quant-rules.md), which is also
- * tessera's matmul rule (src/cpu/qmm.h): affine T(T(s * q) + b) in the scales' dtype T, computed
- * here in float32 and rounded to T (which equals T arithmetic: float32 has more than 2p + 2 bits
- * for p = 11 and 8, so the double rounding is innocuous); fp modes value(code) * scale, exact.
- * `hat` is kept apart from `rule` so a test can state a rule that differs from MLX's w_hat (the
- * sum_diff term below); today they are equal.
+ * `hat` is each element's weight as MLX's dequantize to float32 gives it (docs/quant-rules.md),
+ * which tsr_dequantize reproduces bit for bit: affine T(T(s * q) + b) in the scales' dtype T,
+ * computed here in float32 and rounded to T (which equals T arithmetic: float32 has more than
+ * 2p + 2 bits for p = 11 and 8, so the double rounding is innocuous); fp modes value(code) *
+ * scale, exact. `rule` is what tessera's matmul is measured against: for fp modes the same; for
+ * affine the exact s * q + b (float64; s * q is exact, the sum within 2^-53 of it), because the
+ * decode kernels take the factored form quant-spec Part A §4 allows (s * sum x q + b * sum x per
+ * group, in float32, weights never rounded to T) while the GEMM, tiles and reference kernels
+ * still use the exact weights hat. sum_diff = sum_k |x_k| |rule_k - hat_k| covers the gap; each
+ * |rule_k - hat_k| <= u_T |s q| + u_T |T(s q) + b| <= u_T (2 + u_T) |s q| + u_T |b| (two
+ * roundings to T; u_T = 2^-24, 2^-11, 2^-8; plus T's subnormal half-spacing twice for float16).
  *
- * Tolerance of tessera's output against ref = sum_k x_k * rule_k (float64), per element:
+ * Affine tolerance (qr_tolerance with an affine mode), derived for the factored form and holding
+ * for the exact-weight kernels too. The factored kernel evaluates, in float32, an expression of
+ * + and * (fma counting once) whose expansion is sum_k s x_k q_k + sum_k b x_k: 2K monomials, x
+ * and the stored s, b, q exact in float32. Each monomial reaches the result through at most 2
+ * multiplications (s * q or x * q; s * A or b * xsum) and at most 2K - 1 additions (any binary
+ * summation tree of 2K leaves, whatever the order, chains, lanes or groups), so (Higham, 3.1,
+ * one relative error per operation on its path) |y - sum_j T_j| <= gamma_{2K+1} sum_j |T_j| =
+ * gamma_{2K+1} sum_k |x_k| (|s q_k| + |b|) = gamma_{2K+1} sum_terms, gamma_n = n u / (1 - n u),
+ * u = 2^-24; plus, for products that underflow (up to 3 multiplications per monomial, each off
+ * by at most 2^-150 absolutely, additions exact there), 2K * 3 * 2^-150 <= 4K * 2^-149. Then
+ * |y - ref| <= that, |y - ref_hat| <= that + sum_diff. An exact-weight kernel has |y - ref_hat|
+ * <= gamma_K sum_k |x_k| |hat_k| <= gamma_K (sum_terms + sum_diff) (|rule_k| <= |s q_k| + |b|),
+ * and |y - ref| <= that + sum_diff. So one tolerance for both, against ref and against ref_hat:
+ *   tol = gamma_{2K+1} sum_terms + (1 + gamma_K) sum_diff + 4K 2^-149,
+ * then one rounding to the output dtype (half an ulp, below). Where x, s or b is not finite the
+ * factored form gives a non-finite result without x @ hat's exact NaN/Inf pattern (an Inf x
+ * meets q = 0 as Inf * 0 = NaN, s = Inf meets it likewise), so for affine qr_close asks only
+ * that y be non-finite exactly where ref is (every weight finite: ref finite iff x, s, b are).
+ *
+ * Tolerance of tessera's output against ref = sum_k x_k * rule_k (float64), fp modes, per
+ * element:
  *   tessera sums K float32 products x_k * w_k in float32: Higham's bound (Accuracy and
  *   Stability, 3.1) |sum32 - ref| <= gamma_K * sum_k |x_k| |w_k|, gamma_K = K u / (1 - K u),
  *   u = 2^-24, whatever the order and whether products are fused; plus K * 2^-149 for products
@@ -95,7 +120,7 @@ static inline void qr_weight(const qr_weights *w, int64_t matrix, int64_t r, int
     float b = qr_load_float(w->biases, w->scale_dtype, s_index);
     float sq = s * (float)code;
     *hat = (double)qr_round_to(qr_round_to(sq, w->scale_dtype) + b, w->scale_dtype);
-    *rule = *hat;
+    *rule = (double)s * code + (double)b;
     *terms = fabs((double)s * code) + fabs((double)b);
     return;
   }
@@ -150,16 +175,29 @@ static inline double qr_half_ulp(double v, tsr_dtype dtype) {
   return ldexp(1.0, exponent - precision);
 }
 
-/* The bound on |tessera - ref| (see the top of this file). */
-static inline double qr_tolerance(const qr_expect *e, int64_t K, tsr_dtype out_dtype) {
-  double u = ldexp(1.0, -24), gamma = (double)K * u / (1.0 - (double)K * u);
-  double accumulated = gamma * e->sum_abs + 2.0 * u * e->sum_terms + (double)K * ldexp(1.0, -149);
+static inline double qr_gamma(double n) {
+  double u = ldexp(1.0, -24);
+  return n * u / (1.0 - n * u);
+}
+
+/* The bound on |tessera - ref| (see the top of this file: affine's is derived there for the
+   factored form and also bounds |tessera - ref_hat|). */
+static inline double qr_tolerance(const qr_expect *e, int64_t K, tsr_dtype out_dtype,
+                                  tsr_quant_mode mode) {
+  double accumulated;
+  if (mode == TSR_QUANT_AFFINE)
+    accumulated = qr_gamma(2.0 * (double)K + 1.0) * e->sum_terms +
+                  (1.0 + qr_gamma((double)K)) * e->sum_diff + 4.0 * (double)K * ldexp(1.0, -149);
+  else
+    accumulated = qr_gamma((double)K) * e->sum_abs + 2.0 * ldexp(1.0, -24) * e->sum_terms +
+                  (double)K * ldexp(1.0, -149);
   return accumulated + qr_half_ulp(fabs(e->ref) + accumulated, out_dtype);
 }
 
-/* got within tol of want: NaN exactly where want is NaN, an infinity only where want is the same
-   infinity. */
-static inline bool qr_close(double got, double want, double tol) {
+/* got within tol of want. fp modes: NaN exactly where want is NaN, an infinity only where want is
+   the same infinity; affine (the factored form): not finite exactly where want is not. */
+static inline bool qr_close(double got, double want, double tol, tsr_quant_mode mode) {
+  if (mode == TSR_QUANT_AFFINE && !isfinite(want)) return !isfinite(got);
   if (isnan(want)) return isnan(got);
   if (isinf(want)) return got == want;
   return isfinite(got) && fabs(got - want) <= tol;

@@ -6,11 +6,15 @@
  * the CPU would not otherwise take) and with TSR_NUM_THREADS=3; then two products evaluated at
  * once on two streams (one finds the worker pool busy and runs on its own thread).
  *
- * Tolerance per output element (float32 accumulation of K products, any order, each weight
- * dequantized exactly in float32 — cpu/qmm.h): |y - ref| <= gamma_K * sum_k |x_k w_k| with
- * gamma_K = K u / (1 - K u), u = 2^-24 (Higham, Accuracy and Stability, 3.1), plus K * 2^-149
- * for products that underflow. Where ref is NaN (a NaN weight, or 0 * an Inf scale) y must be
- * NaN; where it is +-Inf (an Inf scale, no NaN) y must be the same infinity. */
+ * Tolerance per output element against ref = the float64 product of x and the dequantized weights
+ * w_k (exactly tsr_dequantize's). fp modes (float32 accumulation of K products, any order, each
+ * weight exact in float32 — cpu/qmm.h): |y - ref| <= gamma_K * sum_k |x_k w_k| with gamma_K =
+ * K u / (1 - K u), u = 2^-24 (Higham, Accuracy and Stability, 3.1), plus K * 2^-149 for products
+ * that underflow; where ref is NaN (a NaN weight, or 0 * an Inf scale) y must be NaN, where it is
+ * +-Inf (an Inf scale, no NaN) the same infinity. Affine, which decode takes in the factored form
+ * s * sum x q + b * sum x per group (quant-spec Part A §4; tests/quant/qmm_ref.h derives the
+ * bound): |y - ref| <= gamma_{2K+1} sum_k |x_k| (|s q_k| + |b|) + (1 + gamma_K) sum_k |x_k|
+ * |s q_k + b - w_k| + 4K * 2^-149, the same bound covering the exact-weight GEMM and tiles. */
 #include <math.h>
 #include <pthread.h>
 
@@ -99,6 +103,16 @@ static double weight(const packed *p, int64_t r, int64_t i) {
   return (double)(float)(value * scale);
 }
 
+/* The factored form's terms for code i of row r (affine): |s q| + |b|, and |(s q + b) - w|. */
+static void affine_terms(const packed *p, int64_t r, int64_t i, double *terms, double *diff) {
+  uint32_t code = code_at(p->w_q + r * p->words, i, p->f.bits);
+  int64_t g = r * p->groups + i / p->f.group_size;
+  double s = stored_float(p->scales, p->f.scale_dtype, g);
+  double b = stored_float(p->biases, p->f.scale_dtype, g);
+  *terms = fabs(s * code) + fabs(b);
+  *diff = fabs(s * code + b - weight(p, r, i));
+}
+
 /* ---- random operands ------------------------------------------------------------------------ */
 
 /* `special`: plant Inf / NaN scales and NaN elements (else every weight is finite). */
@@ -177,26 +191,43 @@ static const char *mode_name(tsr_quant_mode mode) {
   return names[mode];
 }
 
+static double gamma_of(double n) {
+  return n * 0x1p-24 / (1.0 - n * 0x1p-24);
+}
+
 /* y (M x N, float32) against the float64 oracle; fails with the case named. */
 static void compare(const product *c, const packed *w, const float *x, const float *y) {
-  double *dense = malloc((size_t)(c->n * c->k) * sizeof *dense); /* [n][k] */
-  CHECK(dense);
+  size_t nk = (size_t)(c->n * c->k);
+  double *dense = malloc(nk * sizeof *dense); /* [n][k] */
+  double *terms = malloc(nk * sizeof *terms), *diffs = malloc(nk * sizeof *diffs);
+  CHECK(dense && terms && diffs);
+  bool affine = c->f.mode == TSR_QUANT_AFFINE;
   for (int64_t n = 0; n < c->n; n++)
-    for (int64_t k = 0; k < c->k; k++)
-      dense[n * c->k + k] = c->transpose ? weight(w, n, k) : weight(w, k, n);
-  double gamma = (double)c->k * 0x1p-24 / (1.0 - (double)c->k * 0x1p-24);
+    for (int64_t k = 0; k < c->k; k++) {
+      int64_t r = c->transpose ? n : k, i = c->transpose ? k : n, at = n * c->k + k;
+      dense[at] = weight(w, r, i);
+      if (affine) affine_terms(w, r, i, &terms[at], &diffs[at]);
+    }
+  double gamma = gamma_of((double)c->k), gamma_2k = gamma_of(2.0 * (double)c->k + 1.0);
   for (int64_t m = 0; m < c->m; m++)
     for (int64_t n = 0; n < c->n; n++) {
-      double ref = 0.0, magnitude = 0.0;
+      double ref = 0.0, magnitude = 0.0, sum_terms = 0.0, sum_diff = 0.0;
       for (int64_t k = 0; k < c->k; k++) {
-        double term = (double)x[m * c->k + k] * dense[n * c->k + k];
+        double xk = x[m * c->k + k], term = xk * dense[n * c->k + k];
         ref += term;
         magnitude += fabs(term);
+        if (!affine) continue;
+        sum_terms += fabs(xk) * terms[n * c->k + k];
+        sum_diff += fabs(xk) * diffs[n * c->k + k];
       }
-      double got = y[m * c->n + n], bound = gamma * magnitude + (double)c->k * 0x1p-149;
-      bool ok = isnan(ref)   ? isnan(got)
-                : isinf(ref) ? got == ref /* every term's magnitude is finite but one */
-                             : fabs(got - ref) <= bound;
+      double got = y[m * c->n + n];
+      double bound =
+          affine ? gamma_2k * sum_terms + (1.0 + gamma) * sum_diff + 4.0 * (double)c->k * 0x1p-149
+                 : gamma * magnitude + (double)c->k * 0x1p-149;
+      bool ok = affine && !isfinite(ref) ? !isfinite(got) /* the factored form's pattern */
+                : isnan(ref)             ? isnan(got)
+                : isinf(ref)             ? got == ref /* every term's magnitude is finite but one */
+                                         : fabs(got - ref) <= bound;
       if (!ok)
         CHECK_FAIL_(
             "%s bits %d group %d scales %s transpose %d M %lld N %lld K %lld%s: y[%lld][%lld] "
@@ -206,6 +237,8 @@ static void compare(const product *c, const packed *w, const float *x, const flo
             c->special ? " (Inf/NaN scales)" : "", (long long)m, (long long)n, got, ref, bound);
     }
   free(dense);
+  free(terms);
+  free(diffs);
 }
 
 /* Builds the operands of c, returns the lazy product in *y (x and w kept for compare). */

@@ -94,17 +94,18 @@ typedef struct {
 } case_info;
 
 /* Compares output element `at` of ours and MLX with its expectation. */
-static void check_element(case_info *ci, const qr_expect *e, double ours, double mlx,
-                          tsr_dtype out_dtype, int64_t at, qr_stats *stats) {
-  double tol = qr_tolerance(e, ci->K, out_dtype);
+static void check_element(case_info *ci, tsr_quant_mode mode, const qr_expect *e, double ours,
+                          double mlx, tsr_dtype out_dtype, int64_t at, qr_stats *stats) {
+  double tol = qr_tolerance(e, ci->K, out_dtype, mode);
   int slot = qr_dtype_slot(out_dtype);
   stats->elements[slot]++;
-  bool ok_ref = qr_close(ours, e->ref, tol);
-  /* The float64 product of MLX's own dequantized weights: same NaN/Inf pattern, and the rule
-     weights differ from w_hat by sum_diff at most. */
-  bool ok_hat = qr_close(ours, e->ref_hat, tol + e->sum_diff);
+  bool ok_ref = qr_close(ours, e->ref, tol, mode);
+  /* The float64 product of MLX's own dequantized weights: same NaN/Inf pattern (for affine: not
+     finite at the same places), and the rule weights differ from w_hat by sum_diff at most (for
+     affine tol already has it: qmm_ref.h). */
+  bool ok_hat = qr_close(ours, e->ref_hat, tol + e->sum_diff, mode);
   double tol_mlx = tol + e->sum_diff + ci->mlx_error * e->sum_abs_hat * (1.0 + 1e-9);
-  bool ok_mlx = qr_close(ours, mlx, tol_mlx);
+  bool ok_mlx = qr_close(ours, mlx, tol_mlx, mode);
   if (!ok_mlx && ci->nan_may_differ && isnan(ours) && isnan(e->ref) && isinf(mlx)) {
     ci->mlx_inf_at_nan++;
     ok_mlx = true;
@@ -148,7 +149,7 @@ static void compare(case_info *ci, const loaded *x, const qr_weights *w, const q
       qr_expect_row(xrow, rule, hat, terms, K, N, row);
       for (int64_t n = 0; n < N; n++) {
         int64_t at = (b * M + i) * N + n;
-        check_element(ci, &row[n], qr_value(ours, mlx->dtype, at),
+        check_element(ci, w->mode, &row[n], qr_value(ours, mlx->dtype, at),
                       qr_value(mlx->host, mlx->dtype, at), mlx->dtype, at, stats);
       }
     }

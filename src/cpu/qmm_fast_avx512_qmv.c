@@ -1,0 +1,315 @@
+/* cpu/qmm_fast_avx512_qmv.c — the AVX-512F qmv kernels (cpu/qmm_fast_isa.h's qmv_rows): one pass
+ * over each weight row, dotted with up to ROWS_AT_ONCE rows of x. 2- and 4-bit codes index a
+ * 16-entry table per group (vpermps) formed in the loop with one multiply: E2M1 value * scale
+ * (mxfp4, nvfp4) or, for affine in the factored form (quant-spec Part A §4), s * q in float32 —
+ * never rounded to the scales' dtype, with b * (sum of x over the group) added to the sums once
+ * per group; 8-bit and unpacked 3/5/6-bit codes are converted and multiplied by the scale. */
+#include "cpu/qmm_fast_isa.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+
+#include "cpu/qmm_fast_avx512.h"
+
+/* How far ahead of the codes being read qmv asks for the next ones (rows lie one after the
+   other, so this runs on into the next rows). Measured on the dev VM (AMD EPYC, 2 cores,
+   4096 x 4096 affine 4-bit from memory): no prefetch 6.6 GB/s on one core, 1 KiB 8.2, 4 KiB
+   15.4, 8 KiB 18.6 (28 on two cores), 16 KiB 16.7, 32 KiB 18.4. */
+enum { PREFETCH_BYTES = 16384 };
+
+AVX512_INLINE void prefetch(const uint8_t *codes) {
+  /* An address past the weights is harmless to a prefetch; computed as an integer so that no
+     pointer leaves its object. */
+  _mm_prefetch((const char *)((uintptr_t)codes + PREFETCH_BYTES), _MM_HINT_T0);
+}
+
+/* Which table each lane of a two-group block reads: lanes 8..15 hold the second group. */
+AVX512_INLINE __m512i second_half(void) {
+  return _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 16, 16, 16, 16, 16, 16, 16, 16);
+}
+
+/* Partial sums [x row][weight row][chain]. Each sum runs in two chains (alternate vectors), and
+   with one or two x rows two weight rows are walked together: enough independent FMAs in flight
+   to hide their latency, where one chain per output left the loop latency-bound. */
+typedef struct {
+  __m512 acc[ROWS_AT_ONCE][2][2];
+} sums;
+
+/* Groups [first, first + count) of one or two weight rows, their scales and biases widened. */
+typedef struct {
+  const tsri_qmm_problem *p;
+  const float *xp;    /* M x K, in x_order */
+  const float *xsums; /* M x groups: affine's sums of x over each group */
+  const uint8_t *bytes[2];
+  int64_t first, count;
+  float scales[2][TSRI_QMM_SEGMENT_GROUPS], biases[2][TSRI_QMM_SEGMENT_GROUPS];
+} qmv_segment;
+
+AVX512_INLINE void add_products(sums *s, int r, int chain, __m512 w, const float *x,
+                                int64_t k_stride, int rows) {
+#pragma GCC unroll 8
+  for (int m = 0; m < rows; m++)
+    s->acc[m][r][chain] =
+        _mm512_fmadd_ps(w, _mm512_loadu_ps(x + m * k_stride), s->acc[m][r][chain]);
+}
+
+/* The values of codes 0..15 before scaling: E2M1, or affine q (for 2 bits q & 3). */
+AVX512_INLINE __m512 code_values(int kind) {
+  if (kind == FP4)
+    return _mm512_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f,
+                          -1.5f, -2.0f, -3.0f, -4.0f, -6.0f);
+  if (kind == TABLE2)
+    return _mm512_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 0.0f, 1.0f, 2.0f, 3.0f, 0.0f, 1.0f, 2.0f, 3.0f,
+                          0.0f, 1.0f, 2.0f, 3.0f);
+  return _mm512_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f,
+                        12.0f, 13.0f, 14.0f, 15.0f);
+}
+
+/* Group g's table of weight row r, formed here with one multiply: value * scale (E2M1), or the
+   factored affine s * q, whose bias is added per group (bias_products). Writing and re-reading
+   a table per group cost mxfp4 qmv a quarter of its time; the affine tables of exact weights
+   (T(T(s * q) + b), rounded twice to the scales' dtype) cost affine 4-bit a third of its time. */
+AVX512_INLINE __m512 group_table(const qmv_segment *t, int r, int64_t g, __m512 values) {
+  return _mm512_mul_ps(values, _mm512_set1_ps(t->scales[r][g]));
+}
+
+/* 2- or 4-bit codes (the table kinds); x in the (16 lanes, 8 / bits) order. */
+AVX512_INLINE void table_segment(const qmv_segment *t, int rows, int wrows, int bits, int kind,
+                                 sums *s) {
+  const __m512 values = code_values(kind);
+  const int per_byte = 8 / bits;
+  const int64_t k = t->p->k, group_size = t->p->group_size, block = LANES * per_byte;
+  __m512 table[2], second[2];
+  if (group_size >= block) {
+    for (int64_t g = 0; g < t->count; g++) {
+      for (int r = 0; r < wrows; r++)
+        table[r] = group_table(t, r, g, values);
+      int64_t begin = (t->first + g) * group_size;
+      for (int64_t at = begin; at < begin + group_size; at += block)
+#pragma GCC unroll 2
+        for (int r = 0; r < wrows; r++) {
+          const uint8_t *codes = t->bytes[r] + (uint64_t)at / (uint64_t)per_byte;
+          prefetch(codes);
+          __m512i v = load_bytes16(codes);
+#pragma GCC unroll 4
+          for (int j = 0; j < per_byte; j++)
+            add_products(s, r, j & 1,
+                         _mm512_permutexvar_ps(_mm512_srli_epi32(v, j * bits), table[r]),
+                         t->xp + at + j * LANES, k, rows);
+        }
+    }
+    return;
+  }
+  /* Two groups per 16 bytes (nvfp4's 16, or 32 at 2 bits): one table per half of the lanes. */
+  int64_t g = 0;
+  for (; g + 2 <= t->count; g += 2) {
+    int64_t at = (t->first + g) * group_size;
+#pragma GCC unroll 2
+    for (int r = 0; r < wrows; r++) {
+      table[r] = group_table(t, r, g, values);
+      second[r] = group_table(t, r, g + 1, values);
+      prefetch(t->bytes[r] + at / per_byte);
+      __m512i v = load_bytes16(t->bytes[r] + at / per_byte);
+#pragma GCC unroll 4
+      for (int j = 0; j < per_byte; j++) {
+        __m512i index = _mm512_ternarylogic_epi32(_mm512_srli_epi32(v, j * bits),
+                                                  _mm512_set1_epi32(15), second_half(), 0xea);
+        add_products(s, r, j & 1, _mm512_permutex2var_ps(table[r], index, second[r]),
+                     t->xp + at + j * LANES, k, rows);
+      }
+    }
+  }
+  if (g == t->count) return;
+  /* The row's last group alone: a half block in 8 lanes. */
+  int64_t at = (t->first + g) * group_size;
+  for (int r = 0; r < wrows; r++) {
+    table[r] = group_table(t, r, g, values);
+    __m512i v = load_bytes8(t->bytes[r] + at / per_byte);
+    for (int j = 0; j < per_byte; j++) {
+      __m512 w = _mm512_permutexvar_ps(_mm512_srli_epi32(v, j * bits), table[r]);
+      for (int m = 0; m < rows; m++) {
+        __m512 x = _mm512_maskz_loadu_ps(0xff, t->xp + m * k + at + j * (LANES / 2));
+        s->acc[m][r][0] = _mm512_mask3_fmadd_ps(w, x, s->acc[m][r][0], 0xff);
+      }
+    }
+  }
+}
+
+/* One group of 8-bit codes (affine 8, mxfp8) or of 3/5/6-bit codes unpacked to bytes, of each
+   weight row; x in natural order. Groups hold at least 32 codes: two vectors, one per chain.
+   Affine in the factored form: s * q, one multiply per weight (the exact weights' two roundings
+   to bfloat16 cost ~15 vector operations per 16 codes). */
+AVX512_INLINE void byte_group(const qmv_segment *t, int rows, int wrows, int mode, int64_t begin,
+                              const uint8_t *const *codes, const __m512 *scale, sums *s) {
+  const int64_t k = t->p->k, group_size = t->p->group_size;
+  for (int64_t i = 0; i < group_size; i += 2 * LANES)
+#pragma GCC unroll 2
+    for (int r = 0; r < wrows; r++)
+#pragma GCC unroll 2
+      for (int chain = 0; chain < 2; chain++) {
+        prefetch(t->bytes[r] + (begin + i) * t->p->bits / 8 + chain * LANES);
+        __m512i v = load_bytes16(codes[r] + i + chain * LANES);
+        __m512 q = mode == TSRI_QF_MXFP8 ? e4m3_values(v) : _mm512_cvtepi32_ps(v);
+        __m512 w = _mm512_mul_ps(q, scale[r]);
+        add_products(s, r, chain, w, t->xp + begin + i + chain * LANES, k, rows);
+      }
+}
+
+AVX512_INLINE void byte_segment(const qmv_segment *t, int rows, int wrows, int mode, bool unpack,
+                                sums *s) {
+  const int64_t group_size = t->p->group_size;
+  uint8_t unpacked[2][MAX_GROUP];
+  for (int64_t g = 0; g < t->count; g++) {
+    int64_t begin = (t->first + g) * group_size;
+    const uint8_t *codes[2];
+    __m512 scale[2];
+    for (int r = 0; r < wrows; r++) {
+      scale[r] = _mm512_set1_ps(t->scales[r][g]);
+      codes[r] = t->bytes[r] + begin;
+      if (unpack) {
+        tsri_qmm_unpack_codes((const uint32_t *)(const void *)t->bytes[r], begin, group_size,
+                              t->p->bits, unpacked[r]);
+        codes[r] = unpacked[r];
+      }
+    }
+    byte_group(t, rows, wrows, mode, begin, codes, scale, s);
+  }
+}
+
+/* The factored affine form's b * (sum of x over the group), for the segment's groups, added to
+   the sums' second chains as further terms of their lanes. */
+AVX512_INLINE void bias_products(const qmv_segment *t, int rows, int wrows, sums *s) {
+  const int64_t groups = t->p->k / t->p->group_size;
+  for (int64_t i = 0; i < t->count; i += LANES) {
+    __mmask16 lanes = t->count - i >= LANES ? 0xffff : (__mmask16)((1u << (t->count - i)) - 1u);
+#pragma GCC unroll 2
+    for (int r = 0; r < wrows; r++) {
+      __m512 bias = _mm512_maskz_loadu_ps(lanes, t->biases[r] + i);
+#pragma GCC unroll 8
+      for (int m = 0; m < rows; m++) {
+        __m512 xsum = _mm512_maskz_loadu_ps(lanes, t->xsums + m * groups + t->first + i);
+        s->acc[m][r][1] = _mm512_fmadd_ps(bias, xsum, s->acc[m][r][1]);
+      }
+    }
+  }
+}
+
+/* Weight rows [row, row + wrows) dotted with the `rows` rows of xp. */
+AVX512_INLINE void qmv_rows_at(const tsri_qmm_problem *p, const float *xp, const float *xsums,
+                               int64_t row, int kind, int rows, int wrows) {
+  sums s;
+#pragma GCC unroll 8
+  for (int m = 0; m < rows; m++)
+    for (int r = 0; r < 2; r++)
+      s.acc[m][r][0] = s.acc[m][r][1] = _mm512_setzero_ps();
+  qmv_segment t;
+  t.p = p;
+  t.xp = xp;
+  t.xsums = xsums;
+  for (int r = 0; r < wrows; r++)
+    t.bytes[r] = (const uint8_t *)(p->w + (row + r) * p->w_row_words);
+  const int64_t groups = p->k / p->group_size;
+  for (t.first = 0; t.first < groups; t.first += TSRI_QMM_SEGMENT_GROUPS) {
+    t.count =
+        groups - t.first < TSRI_QMM_SEGMENT_GROUPS ? groups - t.first : TSRI_QMM_SEGMENT_GROUPS;
+    for (int r = 0; r < wrows; r++)
+      tsri_avx512_widen_params(p, row + r, t.first, t.count, t.scales[r], t.biases[r]);
+    if (p->mode == TSRI_QF_AFFINE) bias_products(&t, rows, wrows, &s);
+    switch (kind) {
+      case TABLE2:
+        table_segment(&t, rows, wrows, 2, TABLE2, &s);
+        break;
+      case TABLE4:
+        table_segment(&t, rows, wrows, 4, TABLE4, &s);
+        break;
+      case FP4:
+        table_segment(&t, rows, wrows, 4, FP4, &s);
+        break;
+      case AFFINE8:
+        byte_segment(&t, rows, wrows, TSRI_QF_AFFINE, false, &s);
+        break;
+      case MXFP8:
+        byte_segment(&t, rows, wrows, TSRI_QF_MXFP8, false, &s);
+        break;
+      default:
+        byte_segment(&t, rows, wrows, TSRI_QF_AFFINE, true, &s);
+        break;
+    }
+  }
+#pragma GCC unroll 8
+  for (int m = 0; m < rows; m++)
+    for (int r = 0; r < wrows; r++)
+      p->y[m * p->y_row_stride + row + r] =
+          _mm512_reduce_add_ps(_mm512_add_ps(s.acc[m][r][0], s.acc[m][r][1]));
+}
+
+AVX512_INLINE void qmv_kind(const tsri_qmm_problem *p, const float *xp, const float *xsums,
+                            int64_t row_begin, int64_t row_end, int kind, int rows) {
+  int64_t row = row_begin;
+  if (rows <= 2)
+    for (; row + 2 <= row_end; row += 2)
+      qmv_rows_at(p, xp, xsums, row, kind, rows, 2);
+  for (; row < row_end; row++)
+    qmv_rows_at(p, xp, xsums, row, kind, rows, 1);
+}
+
+typedef void (*qmv_fn)(const tsri_qmm_problem *p, const float *xp, const float *xsums, int64_t b,
+                       int64_t e);
+
+/* One function per (kind, rows): the compiler keeps the accumulators in registers only when
+   both are constants. */
+#define QMV_INSTANCE(KIND, ROWS)                                                     \
+  static AVX512 void qmv_##KIND##_##ROWS(const tsri_qmm_problem *p, const float *xp, \
+                                         const float *xsums, int64_t b, int64_t e) { \
+    qmv_kind(p, xp, xsums, b, e, KIND, ROWS);                                        \
+  }
+#define QMV_KIND(KIND)                                                                            \
+  QMV_INSTANCE(KIND, 1)                                                                           \
+  QMV_INSTANCE(KIND, 2)                                                                           \
+  QMV_INSTANCE(KIND, 3)                                                                           \
+  QMV_INSTANCE(KIND, 4)                                                                           \
+  QMV_INSTANCE(KIND, 5)                                                                           \
+  QMV_INSTANCE(KIND, 6)                                                                           \
+  QMV_INSTANCE(KIND, 7)                                                                           \
+  QMV_INSTANCE(KIND, 8)                                                                           \
+  static const qmv_fn qmv_##KIND[ROWS_AT_ONCE] = {qmv_##KIND##_1, qmv_##KIND##_2, qmv_##KIND##_3, \
+                                                  qmv_##KIND##_4, qmv_##KIND##_5, qmv_##KIND##_6, \
+                                                  qmv_##KIND##_7, qmv_##KIND##_8};
+QMV_KIND(TABLE2)
+QMV_KIND(TABLE4)
+QMV_KIND(FP4)
+QMV_KIND(AFFINE8)
+QMV_KIND(MXFP8)
+QMV_KIND(UNPACKED)
+#undef QMV_KIND
+#undef QMV_INSTANCE
+
+void tsri_avx512_qmv_rows(const tsri_qmm_problem *p, const float *xp, const float *xsums,
+                          int64_t row_begin, int64_t row_end) {
+  static const qmv_fn *const kinds[KINDS] = {qmv_TABLE2,  qmv_TABLE4, qmv_FP4,
+                                             qmv_AFFINE8, qmv_MXFP8,  qmv_UNPACKED};
+  kinds[kind_of(p)][p->m - 1](p, xp, xsums, row_begin, row_end);
+}
+
+/* Measured on the dev VM (bench/RESULTS.md "qmm_cpu"), 4096 x 4096 from memory, 2 threads, ms
+   qmv / fused GEMM (cpu/qgemm.c), best of three runs, affine 4-bit, affine 8-bit, mxfp4, mxfp8,
+   nvfp4: M = 8 2.45 / 2.27, 1.97 / 2.77, 2.24 / 2.19, 3.40 / 5.05, 2.55 / 2.96; M = 12 3.19 /
+   3.27, 3.27 / 3.78, 3.04 / 3.16, 5.72 / 6.47, 3.65 / 3.99; M = 16 4.68 / 2.89, 4.01 / 3.33,
+   4.46 / 2.84, 6.19 / 5.98, 4.90 / 3.53. 3/5/6-bit codes are unpacked by a scalar loop that
+   qmv repeats for every 8 rows of x. */
+int64_t tsri_avx512_qmv_max_m(const tsri_qmm_problem *p) {
+  return kind_of(p) == UNPACKED ? 8 : 12;
+}
+
+tsri_qmm_x_order tsri_avx512_x_order(const tsri_qmm_problem *p) {
+  int kind = kind_of(p);
+  if (kind == TABLE2) return (tsri_qmm_x_order){LANES, 4};
+  if (kind == TABLE4 || kind == FP4) return (tsri_qmm_x_order){LANES, 2};
+  return (tsri_qmm_x_order){0, 1};
+}
+
+#else
+
+typedef int tsri_qmm_fast_avx512_qmv_unused; /* off x86 the AVX-512 table is NULL (ISO C wants a
+                                                declaration in every file) */
+
+#endif
