@@ -9,6 +9,7 @@
  *   memory.h  the backing ledger and the calibration SPI
  *   spi.h     the execution SPI (running outside code serialized with evaluation)
  *   device.h  cached device discovery
+ *   kernels.h the CUDA kernel sources the library embeds, with their SHA-256
  *   quant.h   quantized formats: quantize, dequantize, quantized matmul, gathered (MoE)
  *   io.h      .npy files in and out
  *   safetensors.h  checkpoint tensors: safetensors files and sharded folders
@@ -28,6 +29,7 @@
 #include "tessera/memory.h"
 #include "tessera/spi.h"
 #include "tessera/device.h"
+#include "tessera/kernels.h"
 #include "tessera/quant.h"
 #include "tessera/io.h"
 #include "tessera/safetensors.h"

@@ -78,6 +78,34 @@ static void read_isa(const char *v) {
     warn("TSR_CPU_ISA", v, "one of avx512|avx2|scalar", "using the widest this CPU has");
 }
 
+static void read_kernels(const char *v) {
+  static const char *const names[] = {"auto", "jit", "aot"};
+  for (int i = 0; i < 3; i++)
+    if (strcmp(v, names[i]) == 0) {
+      knobs.kernels = (tsri_env_kernels)i;
+      return;
+    }
+  warn("TSR_KERNELS", v, "one of jit|aot|auto", "using auto");
+}
+
+/* The first usable of TSR_CACHE_DIR, $XDG_CACHE_HOME/tessera, $HOME/.cache/tessera. */
+static void read_cache_dir(void) {
+  const char *dir = getenv("TSR_CACHE_DIR");
+  const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+  int n = 0;
+  if (dir && *dir)
+    n = snprintf(knobs.cache_dir, sizeof knobs.cache_dir, "%s", dir);
+  else if (xdg && xdg[0] == '/')
+    n = snprintf(knobs.cache_dir, sizeof knobs.cache_dir, "%s/tessera", xdg);
+  else if (home && home[0] == '/')
+    n = snprintf(knobs.cache_dir, sizeof knobs.cache_dir, "%s/.cache/tessera", home);
+  if (n < 0 || (size_t)n >= sizeof knobs.cache_dir) {
+    warn("TSR_CACHE_DIR", knobs.cache_dir, "a path shorter than 1024 bytes",
+         "kernels are not cached on disk");
+    knobs.cache_dir[0] = '\0';
+  }
+}
+
 static void read_knobs(void) {
   const char *v = getenv("TSR_LOG");
   knobs.log_level = (v && *v) ? parse_log_level(v) : 1;
@@ -103,6 +131,9 @@ static void read_knobs(void) {
   knobs.cpu_isa = TSRI_ENV_ISA_UNSET;
   v = getenv("TSR_CPU_ISA");
   if (v && *v) read_isa(v);
+  v = getenv("TSR_KERNELS");
+  if (v && *v) read_kernels(v);
+  read_cache_dir();
 }
 
 const tsri_env_knobs *tsri_env(void) {

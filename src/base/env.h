@@ -23,6 +23,15 @@ typedef enum {
   TSRI_ENV_ISA_AVX512 = 2
 } tsri_env_isa;
 
+typedef enum {
+  TSRI_ENV_KERNELS_AUTO = 0, /* TSR_KERNELS unset, empty or unknown (warned): AOT where built */
+  TSRI_ENV_KERNELS_JIT,      /* NVRTC for every kernel */
+  TSRI_ENV_KERNELS_AOT       /* the built fatbins only; a specialization without one fails */
+} tsri_env_kernels;
+
+/* The longest TSR_CACHE_DIR (or derived default) kept; a longer one is warned about and unused. */
+#define TSRI_ENV_PATH_MAX 1024
+
 typedef struct {
   int log_level;                    /* TSR_LOG: error|warn|info|debug (default warn) */
   char default_device[32];          /* TSR_DEFAULT_DEVICE as given (for messages), "" if unset */
@@ -33,6 +42,10 @@ typedef struct {
   int num_threads;                  /* TSR_NUM_THREADS, or 0 when unset or bad (warned) */
   tsri_env_isa cpu_isa;             /* TSR_CPU_ISA: avx512|avx2|scalar */
   char cpu_isa_text[16];            /* as given, for messages */
+  tsri_env_kernels kernels;         /* TSR_KERNELS: auto|jit|aot */
+  /* TSR_CACHE_DIR, else $XDG_CACHE_HOME/tessera (an absolute XDG_CACHE_HOME only, as the XDG
+     spec says), else $HOME/.cache/tessera; "" when none of them is usable (no disk cache). */
+  char cache_dir[TSRI_ENV_PATH_MAX];
 } tsri_env_knobs;
 
 const tsri_env_knobs *tsri_env(void);

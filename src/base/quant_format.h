@@ -6,9 +6,14 @@
 #ifndef TSR_BASE_QUANT_FORMAT_H
 #define TSR_BASE_QUANT_FORMAT_H
 
+/* NVRTC has no libc headers; the JIT compiles this file with the embedded stand-in. */
+#ifdef __CUDACC_RTC__
+#include "cuda/kernels/rtc_libc.cuh"
+#else
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#endif
 
 #ifdef __CUDACC__
 #define TSRI_QF_HD __host__ __device__

@@ -152,6 +152,12 @@ static void check_info(void) {
   expect(&run, "info", 0, version_line, NULL);
   expect(&run, "info", 0, "cpu", NULL);
   expect(&run, "info", 0, "features", NULL);
+  /* The embedded kernel sources, each with its hash (every build, CPU-only included). */
+  const char *kernel = "cuda/kernels/dequantize.cuh";
+  char kernel_line[160];
+  snprintf(kernel_line, sizeof kernel_line, "%s  %s", tsr_kernel_source_sha256(kernel), kernel);
+  expect(&run, "info", 0, "kernel sources:", NULL);
+  expect(&run, "info", 0, kernel_line, NULL);
   free_run(&run);
 
   run = run_tool("info", "--help", NULL);
@@ -171,6 +177,10 @@ static void check_info(void) {
   static const char *const keys[] = {"\"name\":", "\"features\":", "\"type\":", "\"build\":"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     expect(&run, "info --json", 0, keys[i], NULL);
+  char kernel_hash[80];
+  snprintf(kernel_hash, sizeof kernel_hash, "\"%s\"", tsr_kernel_source_sha256(kernel));
+  expect(&run, "info --json", 0, "\"kernel_sources\":", NULL);
+  expect(&run, "info --json", 0, kernel_hash, NULL);
   /* The program sees the machine this test sees. */
   CHECK_EQ_INT(json_number(run.out, "gpu_count"), tsr_device_count(TSR_GPU));
   CHECK_EQ_INT(json_number(run.out, "cpu_count"), 1);

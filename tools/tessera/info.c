@@ -7,8 +7,9 @@
 static const char info_usage[] =
     "usage: tessera info [--json]\n"
     "\n"
-    "Prints the library version, what this build has, and every device with its memory,\n"
-    "compute units, compute capability, L2 size and features.\n"
+    "Prints the library version, what this build has, every device with its memory,\n"
+    "compute units, compute capability, L2 size and features, and the CUDA kernel sources\n"
+    "embedded in the library with their SHA-256.\n"
     "\n"
     "  --json   one JSON object on stdout instead of text\n"
     "  --help   this text\n";
@@ -39,6 +40,32 @@ static cJSON *device_json(const tsr_device_info *info) {
   cJSON_AddNumberToObject(obj, "l2_bytes", (double)info->l2_bytes);
   cJSON_AddStringToObject(obj, "features", info->features);
   return obj;
+}
+
+/* The embedded kernel sources (every build has them, CPU-only included). */
+static void print_kernel_sources_text(void) {
+  printf("kernel sources: %zu embedded\n", tsr_kernel_source_count());
+  for (size_t i = 0; i < tsr_kernel_source_count(); i++) {
+    const char *name = tsr_kernel_source_name(i);
+    size_t bytes = 0;
+    tsr_kernel_source(name, &bytes);
+    printf("  %s  %s (%zu bytes)\n", tsr_kernel_source_sha256(name), name, bytes);
+  }
+}
+
+static cJSON *kernel_sources_json(void) {
+  cJSON *list = cJSON_CreateArray();
+  for (size_t i = 0; i < tsr_kernel_source_count(); i++) {
+    const char *name = tsr_kernel_source_name(i);
+    size_t bytes = 0;
+    tsr_kernel_source(name, &bytes);
+    cJSON *obj = cJSON_CreateObject();
+    cJSON_AddStringToObject(obj, "name", name);
+    cJSON_AddStringToObject(obj, "sha256", tsr_kernel_source_sha256(name));
+    cJSON_AddNumberToObject(obj, "bytes", (double)bytes);
+    cJSON_AddItemToArray(list, obj);
+  }
+  return list;
 }
 
 /* Every device, CPU first; returns how many were written (at most `max`). */
@@ -74,6 +101,7 @@ static int print_info_text(const tsr_device_info *devices, int count) {
          (unsigned long long)tsr_device_discovery_probes());
   for (int i = 0; i < count; i++)
     print_device_text(&devices[i]);
+  print_kernel_sources_text();
   return CLI_EXIT_OK;
 }
 
@@ -97,6 +125,7 @@ static int print_info_json(const tsr_device_info *devices, int count) {
   cJSON *list = cJSON_AddArrayToObject(root, "devices");
   for (int i = 0; i < count; i++)
     cJSON_AddItemToArray(list, device_json(&devices[i]));
+  cJSON_AddItemToObject(root, "kernel_sources", kernel_sources_json());
   return cli_print_json(root) ? CLI_EXIT_OK : CLI_EXIT_FAILURE;
 }
 

@@ -1,0 +1,176 @@
+/* cuda/modules.c — which module a kernel comes from (TSR_KERNELS: AOT fatbin or NVRTC), loading
+ * it with the runtime's cudaLibraryLoadData, and the process-wide table of loaded modules (one
+ * per path, kernel, options and compute capability: a cudaLibrary_t serves every device). Not the
+ * compile (cuda/jit.c) and not the launch. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/kernel_sources.h"
+#include "base/log.h"
+#include "base/status.h"
+#include "cuda/modules.h"
+
+typedef struct loaded_module {
+  struct loaded_module *next;
+  bool aot;
+  int cc; /* major * 10 + minor; JIT only (AOT modules carry every architecture they have) */
+  char kernel[72], options[512];
+  cudaLibrary_t library;
+  cudaKernel_t entry;
+} loaded_module;
+
+/* The loaded modules: few (one per specialization in use), so a list. */
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+static loaded_module *modules;
+
+const tsri_kernel_aot_module *tsri_cuda_aot_find(const char *kernel, const char *options) {
+  for (size_t i = 0; kernel && options && i < tsri_kernel_aot_table_count; i++) {
+    const tsri_kernel_aot_module *m = &tsri_kernel_aot_table[i];
+    if (strcmp(m->kernel, kernel) == 0 && strcmp(m->options, options) == 0) return m;
+  }
+  return NULL;
+}
+
+tsr_status tsri_cuda_aot_check(const tsri_kernel_aot_module *module) {
+  char root[160], closure[TSRI_SHA256_HEX];
+  snprintf(root, sizeof root, "cuda/kernels/%s.cuh", module->kernel);
+  if (!tsri_kernel_source_closure_sha256(root, closure))
+    return tsri_error(TSR_ERR_STATE, "AOT %s: its source %s is not embedded", module->symbol, root);
+  if (strcmp(closure, module->closure_sha256) != 0)
+    return tsri_error(TSR_ERR_STATE,
+                      "AOT %s (%s): built from sources with closure SHA-256 %s, but the embedded "
+                      "sources hash to %s",
+                      module->symbol, module->options, module->closure_sha256, closure);
+  return TSR_OK;
+}
+
+static loaded_module *find_loaded(bool aot, int cc, const char *kernel, const char *options) {
+  for (loaded_module *m = modules; m; m = m->next)
+    if (m->aot == aot && (aot || m->cc == cc) && strcmp(m->kernel, kernel) == 0 &&
+        strcmp(m->options, options) == 0)
+      return m;
+  return NULL;
+}
+
+/* Loads `image` and finds `symbol` in it; the caller holds modules_lock. */
+static tsr_status load_image(const void *image, const char *symbol, bool aot, int cc,
+                             const char *kernel, const char *options, cudaKernel_t *out) {
+  loaded_module *m = calloc(1, sizeof *m);
+  if (!m) return tsri_error(TSR_ERR_NOMEM, "kernel %s: no memory", symbol);
+  cudaError_t err = cudaLibraryLoadData(&m->library, image, NULL, NULL, 0, NULL, NULL, 0);
+  if (err == cudaSuccess) {
+    err = cudaLibraryGetKernel(&m->entry, m->library, symbol);
+    if (err != cudaSuccess) cudaLibraryUnload(m->library);
+  }
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError(); /* the runtime keeps it as its last error otherwise */
+    free(m);
+    return tsri_error(TSR_ERR_DEVICE, "kernel %s: %s module does not load: %s", symbol,
+                      aot ? "AOT" : "JIT", cudaGetErrorString(err));
+  }
+  m->aot = aot;
+  m->cc = cc;
+  snprintf(m->kernel, sizeof m->kernel, "%s", kernel);
+  snprintf(m->options, sizeof m->options, "%s", options);
+  m->next = modules;
+  modules = m;
+  *out = m->entry;
+  return TSR_OK;
+}
+
+static tsr_status get_aot(const char *kernel, const char *options, cudaKernel_t *out) {
+  const tsri_kernel_aot_module *module = tsri_cuda_aot_find(kernel, options);
+  if (!module)
+    return tsri_error(TSR_ERR_UNSUPPORTED, "kernel %s (%s): no AOT module was built for it", kernel,
+                      options);
+  tsr_status st = tsri_cuda_aot_check(module);
+  if (st != TSR_OK) return st;
+  loaded_module *m = find_loaded(true, 0, kernel, options);
+  if (m) {
+    *out = m->entry;
+    return TSR_OK;
+  }
+  return load_image(module->image, module->symbol, true, 0, kernel, options, out);
+}
+
+static tsr_status get_jit(const char *kernel, const char *options, int device, cudaKernel_t *out) {
+  int major = 0, minor = 0;
+  cudaError_t err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (err == cudaSuccess)
+    err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return tsri_error(TSR_ERR_DEVICE, "kernel %s: GPU %d: %s", kernel, device,
+                      cudaGetErrorString(err));
+  }
+  loaded_module *m = find_loaded(false, major * 10 + minor, kernel, options);
+  if (m) {
+    *out = m->entry;
+    return TSR_OK;
+  }
+  tsri_jit_module jit;
+  tsr_status st =
+      tsri_cuda_jit_compile(kernel, options, major, minor, tsri_cuda_jit_cache_dir(), &jit);
+  if (st != TSR_OK) return st;
+  st = load_image(jit.image, jit.symbol, false, major * 10 + minor, kernel, options, out);
+  tsri_cuda_jit_module_free(&jit);
+  return st;
+}
+
+/* AUTO: AOT when built, current and loadable; JIT otherwise. */
+static tsr_status get_auto(const char *kernel, const char *options, int device, cudaKernel_t *out,
+                           bool *used_aot) {
+  const tsri_kernel_aot_module *module = tsri_cuda_aot_find(kernel, options);
+  if (module) {
+    tsr_status st = get_aot(kernel, options, out);
+    if (st == TSR_OK) {
+      *used_aot = true;
+      return TSR_OK;
+    }
+    tsri_log(st == TSR_ERR_STATE ? TSR_LOG_WARN : TSR_LOG_INFO, "%s; using the JIT instead",
+             tsr_last_error());
+  }
+  return get_jit(kernel, options, device, out);
+}
+
+tsr_status tsri_cuda_kernel_get_via(const char *kernel, const char *options, int device,
+                                    tsri_env_kernels path, cudaKernel_t *out, bool *used_aot) {
+  bool aot = false;
+  if (!kernel || !options || !out)
+    return tsri_error(TSR_ERR_INVALID, "kernel get: kernel, options and out are required");
+  if (strlen(kernel) >= sizeof modules->kernel || strlen(options) >= sizeof modules->options)
+    return tsri_error(TSR_ERR_INVALID, "kernel get: kernel name or options too long");
+  /* One lock over lookups, compiles and loads: a specialization is compiled once even when
+     several threads ask for it first, and compiles are rare (once per process and key). */
+  pthread_mutex_lock(&modules_lock);
+  tsr_status st;
+  if (path == TSRI_ENV_KERNELS_AOT) {
+    st = get_aot(kernel, options, out);
+    aot = st == TSR_OK;
+  } else if (path == TSRI_ENV_KERNELS_JIT) {
+    st = get_jit(kernel, options, device, out);
+  } else {
+    st = get_auto(kernel, options, device, out, &aot);
+  }
+  pthread_mutex_unlock(&modules_lock);
+  if (used_aot) *used_aot = aot;
+  return st;
+}
+
+tsr_status tsri_cuda_kernel_get(const char *kernel, const char *options, int device,
+                                cudaKernel_t *out) {
+  return tsri_cuda_kernel_get_via(kernel, options, device, tsri_env()->kernels, out, NULL);
+}
+
+void tsri_cuda_modules_release(void) {
+  pthread_mutex_lock(&modules_lock);
+  while (modules) {
+    loaded_module *m = modules;
+    modules = m->next;
+    cudaLibraryUnload(m->library);
+    free(m);
+  }
+  pthread_mutex_unlock(&modules_lock);
+}
