@@ -37,7 +37,7 @@ if(MODE STREQUAL "sources")
   string(APPEND text "\nconst tsri_kernel_source_entry tsri_kernel_source_table[] = {\n${table}};\n"
          "const size_t tsri_kernel_source_table_count = ${index};\n")
 elseif(MODE STREQUAL "aot")
-  include("${SPECS}") # TSR_AOT_RECORDS: kernel|options|symbol|fatbin, one per module
+  include("${SPECS}") # TSR_AOT_RECORDS (kernel|options|symbol|fatbin per module), TSR_AOT_MIN_CC
   string(APPEND text "#include \"cuda/modules.h\"\n\n")
   set(table "")
   set(index 0)
@@ -58,7 +58,8 @@ elseif(MODE STREQUAL "aot")
     set(table "    {0, 0, 0, 0, 0, 0},\n")
   endif()
   string(APPEND text "\nconst tsri_kernel_aot_module tsri_kernel_aot_table[] = {\n${table}};\n"
-         "const size_t tsri_kernel_aot_table_count = ${index};\n")
+         "const size_t tsri_kernel_aot_table_count = ${index};\n"
+         "const int tsri_kernel_aot_min_cc = ${TSR_AOT_MIN_CC};\n")
 else()
   message(FATAL_ERROR "embed_kernels.cmake: MODE must be sources or aot, not '${MODE}'")
 endif()

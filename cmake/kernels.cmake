@@ -21,7 +21,9 @@ set(TSR_AOT_SPECIALIZATIONS
     "dequantize|-DTSR_QF_MODE=0 -DTSR_QF_BITS=8 -DTSR_QF_GROUP_SIZE=32"
     "dequantize|-DTSR_QF_MODE=1 -DTSR_QF_BITS=4 -DTSR_QF_GROUP_SIZE=32")
 # sm_90 machine code plus compute_90 PTX, which newer GPUs compile when they load the module.
+# The oldest compute capability they run on (recorded, so the loader uses the JIT below it).
 set(TSR_AOT_GENCODE "arch=compute_90,code=[sm_90,compute_90]")
+set(TSR_AOT_MIN_CC 90)
 
 set(_embed "${CMAKE_SOURCE_DIR}/cmake/embed_kernels.cmake")
 set(_embed_deps "${_embed}" "${CMAKE_SOURCE_DIR}/cmake/kernel_manifest.cmake"
@@ -65,7 +67,8 @@ if(TSR_HAVE_CUDA)
   endforeach()
   file(MAKE_DIRECTORY "${TSR_KERNEL_GENERATED}/aot")
   file(CONFIGURE OUTPUT "${TSR_KERNEL_GENERATED}/aot_specs.cmake"
-       CONTENT "set(TSR_AOT_RECORDS \"@_records@\")\n" @ONLY)
+       CONTENT "set(TSR_AOT_RECORDS \"@_records@\")\nset(TSR_AOT_MIN_CC @TSR_AOT_MIN_CC@)\n"
+       @ONLY)
   add_custom_command(OUTPUT "${TSR_KERNEL_GENERATED}/kernel_aot_data.c"
     COMMAND "${CMAKE_COMMAND}" -DMODE=aot "-DSOURCE_DIR=${CMAKE_SOURCE_DIR}/src"
             "-DMANIFEST=${TSR_KERNEL_MANIFEST}" "-DSPECS=${TSR_KERNEL_GENERATED}/aot_specs.cmake"

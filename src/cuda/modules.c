@@ -80,11 +80,30 @@ static tsr_status load_image(const void *image, const char *symbol, bool aot, in
   return TSR_OK;
 }
 
-static tsr_status get_aot(const char *kernel, const char *options, cudaKernel_t *out) {
+static tsr_status device_cc(int device, const char *kernel, int *cc) {
+  int major = 0, minor = 0;
+  cudaError_t err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
+  if (err == cudaSuccess)
+    err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return tsri_error(TSR_ERR_DEVICE, "kernel %s: GPU %d: %s", kernel, device,
+                      cudaGetErrorString(err));
+  }
+  *cc = major * 10 + minor;
+  return TSR_OK;
+}
+
+static tsr_status get_aot(const char *kernel, const char *options, int cc, cudaKernel_t *out) {
   const tsri_kernel_aot_module *module = tsri_cuda_aot_find(kernel, options);
   if (!module)
     return tsri_error(TSR_ERR_UNSUPPORTED, "kernel %s (%s): no AOT module was built for it", kernel,
                       options);
+  if (cc < tsri_kernel_aot_min_cc)
+    return tsri_error(TSR_ERR_UNSUPPORTED,
+                      "kernel %s: the AOT modules need compute capability %d.%d; the GPU has %d.%d",
+                      module->symbol, tsri_kernel_aot_min_cc / 10, tsri_kernel_aot_min_cc % 10,
+                      cc / 10, cc % 10);
   tsr_status st = tsri_cuda_aot_check(module);
   if (st != TSR_OK) return st;
   loaded_module *m = find_loaded(true, 0, kernel, options);
@@ -95,36 +114,27 @@ static tsr_status get_aot(const char *kernel, const char *options, cudaKernel_t 
   return load_image(module->image, module->symbol, true, 0, kernel, options, out);
 }
 
-static tsr_status get_jit(const char *kernel, const char *options, int device, cudaKernel_t *out) {
-  int major = 0, minor = 0;
-  cudaError_t err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device);
-  if (err == cudaSuccess)
-    err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    return tsri_error(TSR_ERR_DEVICE, "kernel %s: GPU %d: %s", kernel, device,
-                      cudaGetErrorString(err));
-  }
-  loaded_module *m = find_loaded(false, major * 10 + minor, kernel, options);
+static tsr_status get_jit(const char *kernel, const char *options, int cc, cudaKernel_t *out) {
+  loaded_module *m = find_loaded(false, cc, kernel, options);
   if (m) {
     *out = m->entry;
     return TSR_OK;
   }
   tsri_jit_module jit;
   tsr_status st =
-      tsri_cuda_jit_compile(kernel, options, major, minor, tsri_cuda_jit_cache_dir(), &jit);
+      tsri_cuda_jit_compile(kernel, options, cc / 10, cc % 10, tsri_cuda_jit_cache_dir(), &jit);
   if (st != TSR_OK) return st;
-  st = load_image(jit.image, jit.symbol, false, major * 10 + minor, kernel, options, out);
+  st = load_image(jit.image, jit.symbol, false, cc, kernel, options, out);
   tsri_cuda_jit_module_free(&jit);
   return st;
 }
 
-/* AUTO: AOT when built, current and loadable; JIT otherwise. */
-static tsr_status get_auto(const char *kernel, const char *options, int device, cudaKernel_t *out,
+/* AUTO: AOT when built for this specialization and GPU, current and loadable; JIT otherwise. */
+static tsr_status get_auto(const char *kernel, const char *options, int cc, cudaKernel_t *out,
                            bool *used_aot) {
   const tsri_kernel_aot_module *module = tsri_cuda_aot_find(kernel, options);
-  if (module) {
-    tsr_status st = get_aot(kernel, options, out);
+  if (module && cc >= tsri_kernel_aot_min_cc) {
+    tsr_status st = get_aot(kernel, options, cc, out);
     if (st == TSR_OK) {
       *used_aot = true;
       return TSR_OK;
@@ -132,7 +142,7 @@ static tsr_status get_auto(const char *kernel, const char *options, int device, 
     tsri_log(st == TSR_ERR_STATE ? TSR_LOG_WARN : TSR_LOG_INFO, "%s; using the JIT instead",
              tsr_last_error());
   }
-  return get_jit(kernel, options, device, out);
+  return get_jit(kernel, options, cc, out);
 }
 
 tsr_status tsri_cuda_kernel_get_via(const char *kernel, const char *options, int device,
@@ -144,15 +154,17 @@ tsr_status tsri_cuda_kernel_get_via(const char *kernel, const char *options, int
     return tsri_error(TSR_ERR_INVALID, "kernel get: kernel name or options too long");
   /* One lock over lookups, compiles and loads: a specialization is compiled once even when
      several threads ask for it first, and compiles are rare (once per process and key). */
+  int cc = 0;
+  tsr_status st = device_cc(device, kernel, &cc);
+  if (st != TSR_OK) return st;
   pthread_mutex_lock(&modules_lock);
-  tsr_status st;
   if (path == TSRI_ENV_KERNELS_AOT) {
-    st = get_aot(kernel, options, out);
+    st = get_aot(kernel, options, cc, out);
     aot = st == TSR_OK;
   } else if (path == TSRI_ENV_KERNELS_JIT) {
-    st = get_jit(kernel, options, device, out);
+    st = get_jit(kernel, options, cc, out);
   } else {
-    st = get_auto(kernel, options, device, out, &aot);
+    st = get_auto(kernel, options, cc, out, &aot);
   }
   pthread_mutex_unlock(&modules_lock);
   if (used_aot) *used_aot = aot;

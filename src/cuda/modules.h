@@ -27,6 +27,8 @@ typedef struct {
 
 extern const tsri_kernel_aot_module tsri_kernel_aot_table[];
 extern const size_t tsri_kernel_aot_table_count;
+/* major * 10 + minor of the oldest GPU the fatbins run on (sm_90 code + compute_90 PTX: 90). */
+extern const int tsri_kernel_aot_min_cc;
 
 /* The module for exactly (kernel, options), or NULL. */
 const tsri_kernel_aot_module *tsri_cuda_aot_find(const char *kernel, const char *options);
@@ -73,8 +75,8 @@ const char *tsri_cuda_jit_cache_dir(void);
  * tsri_cuda_modules_release. `path` AUTO: the AOT module when one was built for the
  * specialization and loads on the device, JIT otherwise (a stale AOT module is refused with a
  * warning); JIT: always NVRTC; AOT: the AOT module or an error (TSR_ERR_UNSUPPORTED when none
- * was built, TSR_ERR_STATE when it is stale, TSR_ERR_DEVICE when it does not load). *used_aot
- * (may be NULL) says which ran. Any thread. */
+ * was built or the GPU is older than the fatbins, TSR_ERR_STATE when it is stale, TSR_ERR_DEVICE
+ * when it does not load). *used_aot (may be NULL) says which ran. Any thread. */
 tsr_status tsri_cuda_kernel_get_via(const char *kernel, const char *options, int device,
                                     tsri_env_kernels path, cudaKernel_t *out, bool *used_aot);
 /* The same with the path TSR_KERNELS chose. */

@@ -140,6 +140,30 @@ static void child_isa_unset(void) {
   if (tsri_env()->cpu_isa != TSRI_ENV_ISA_UNSET) exit(3);
 }
 
+static void child_kernels_auto(void) {
+  if (tsri_env()->kernels != TSRI_ENV_KERNELS_AUTO) exit(3);
+}
+static void child_kernels_aot(void) {
+  if (tsri_env()->kernels != TSRI_ENV_KERNELS_AOT) exit(3);
+}
+static void child_cache_dir_given(void) {
+  if (strcmp(tsri_env()->cache_dir, "/var/cache/x") != 0) exit(3);
+}
+static void child_cache_dir_none(void) {
+  if (tsri_env()->cache_dir[0] != '\0') exit(3);
+}
+/* XDG_CACHE_HOME (absolute only, as the XDG spec says) is used when TSR_CACHE_DIR is unset. */
+static void child_cache_dir_xdg(void) {
+  unsetenv("TSR_CACHE_DIR");
+  setenv("HOME", "/home/u", 1);
+  if (strcmp(tsri_env()->cache_dir, "/xdg/tessera") != 0) exit(3);
+}
+static void child_cache_dir_home(void) {
+  unsetenv("TSR_CACHE_DIR");
+  setenv("HOME", "/home/u", 1);
+  if (strcmp(tsri_env()->cache_dir, "/home/u/.cache/tessera") != 0) exit(3);
+}
+
 /* Through the library: the default device falls back to the CPU. */
 static void child_library_device(void) {
   tsr_device d = tsr_default_device();
@@ -212,6 +236,18 @@ static void test_knobs(void) {
   expect_silence("TSR_DEFAULT_DEVICE", "gpu:7", child_device_gpu7);
   expect_warning("TSR_CPU_ISA", "avx1024", child_isa_unset);
   expect_warning("TSR_CPU_ISA", " avx2", child_isa_unset);
+  expect_warning("TSR_KERNELS", "JIT", child_kernels_auto);
+  expect_warning("TSR_KERNELS", "aot ", child_kernels_auto);
+  expect_silence("TSR_KERNELS", "aot", child_kernels_aot);
+  expect_silence("TSR_CACHE_DIR", "/var/cache/x", child_cache_dir_given);
+  static char long_dir[1100];
+  memset(long_dir, 'd', sizeof long_dir - 1);
+  long_dir[0] = '/';
+  char *err = in_child("TSR_CACHE_DIR", long_dir, child_cache_dir_none);
+  CHECK(strstr(err, "TSR_CACHE_DIR=") && strstr(err, "shorter than 1024 bytes"));
+  free(err);
+  expect_silence("XDG_CACHE_HOME", "/xdg", child_cache_dir_xdg);
+  expect_silence("XDG_CACHE_HOME", "relative/xdg", child_cache_dir_home);
 
   /* The same values through the library. */
   expect_warning("TSR_DEFAULT_DEVICE", "gpu:99999999999", child_library_device);
