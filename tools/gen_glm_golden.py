@@ -49,6 +49,8 @@ other weights and biases normal(0,0.15), e_score_correction_bias normal(0,0.05))
   NAME/VARIANT/logits_dq_f64.npy  float64 [12,256] HF float64 forward with mlx-lm's dequantized
                                   weights (mx.dequantize of the file's own tensors): the exact
                                   answer for the quantized model
+  NAME/VARIANT/logits_dqx_f64.npy (half-precision scales only) the same with each weight s*q + b
+                                  not rounded to the scales' dtype: what a factored qmv computes
   NAME/VARIANT/experts.npy, expert_margin.npy  (MoE) mlx-lm's own routing, as above
   manifest.json             versions, seeds, configs, every file's dtype/shape, and the measured
                             differences and margins (see its "notes").
@@ -244,6 +246,15 @@ def main():
             dq_seq = H.forward_tokens(mdq, seq)[N_TOKENS - 1:]
             hf_seq = H.forward_tokens(model, seq)[N_TOKENS - 1:]
             vf["logits_dq_f64.npy"] = W.save(f"{rel}/logits_dq_f64.npy", dq_full, "<f8")
+            if dtype != "float32":
+                # half-precision scales: the answer for weights s*q + b not rounded to the scales'
+                # dtype, which is what a factored qmv (tessera's decode) computes with
+                mdqx = H.model_with_weights_f64(model, M.dequantized_weights(mlx_model, True))
+                dqx_full, dqx_tap = H.forward_full(mdqx, tokens, tap=is_moe)
+                vf["logits_dqx_f64.npy"] = W.save(f"{rel}/logits_dqx_f64.npy", dqx_full, "<f8")
+                v["unrounded"] = {"dqx_vs_dq_f64_max_abs": max_abs(dqx_full, dq_full)}
+                if is_moe:
+                    v["unrounded"]["min_routing_margin_dqx"] = float(dqx_tap.analyse()[1].min())
             mf, mg = top2_margins(np, lf), top2_margins(np, lg)
             v["figures"] = {
                 "mlx_vs_hf_fp32_max_abs": max_abs(lf, full),

@@ -62,7 +62,7 @@ static inline void dequantize_row(const tsri_qmm_problem *p, int64_t row, float 
     int64_t begin = g * group_size, end = begin + group_size;
     if (mode == TSRI_QF_AFFINE) {
       float bias = tsri_qmm_load_float(p->biases, p->scale_dtype, first + g);
-      affine_group(codes, bits, begin, end, scale, bias, p->scale_dtype, dst);
+      affine_group(codes, bits, begin, end, scale, bias, tsri_qmm_weight_dtype(p), dst);
     } else if (mode == TSRI_QF_MXFP8) {
       for (int64_t i = begin; i < end; i++)
         dst[i] = tsri_qf_e4m3_decode(tsri_qf_get_code(codes, i, bits)) * scale;

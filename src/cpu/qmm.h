@@ -52,6 +52,12 @@ typedef struct {
   const void *scales, *biases; /* biases NULL unless affine */
   int64_t groups, scale_row_stride;
   tsr_dtype scale_dtype;
+  /* Affine weights rounded to the scales' dtype, T(T(s * q) + b), as tsr_dequantize gives them
+     (MLX's bits); false for quantized_matmul, whose weights are s * q + b in float32 at every M
+     and on every path (quant-spec Part A section 4 lets a matmul skip the rounding, and the
+     factored qmv cannot do it; the tiles and the fused GEMM follow, so a result does not depend
+     on M). */
+  bool round_weights;
   float *y; /* y[i][j] at y[i * y_row_stride + j]: float32 results, rounded later by the caller */
   int64_t y_row_stride;
   float *scratch; /* at least max(K, N) floats, the kernel's own */
@@ -88,6 +94,12 @@ static inline float tsri_qmm_round_to_scale_dtype(float v, tsr_dtype scale_dtype
    after the sum (never fused), which is T arithmetic exactly (float32 has more than 2p + 2 bits,
    so rounding twice is innocuous for float16's p = 11 and bfloat16's p = 8). Every kernel forms
    affine weights through this (or bit-identically). */
+/* The dtype affine weights are rounded to: the scales' for dequantize, none (float32) for matmul.
+ */
+static inline tsr_dtype tsri_qmm_weight_dtype(const tsri_qmm_problem *p) {
+  return p->round_weights ? p->scale_dtype : TSR_FLOAT32;
+}
+
 static inline float tsri_qmm_affine_weight(float s, float b, uint32_t code, tsr_dtype scale_dtype) {
   float product = tsri_qmm_round_to_scale_dtype(s * (float)code, scale_dtype);
   return tsri_qmm_round_to_scale_dtype(product + b, scale_dtype);

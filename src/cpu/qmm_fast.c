@@ -89,7 +89,7 @@ static void scalar_dequantize(const tsri_qmm_problem *p, int64_t row, int64_t be
     for (int64_t i = 0; i < group_size; i++) {
       uint32_t code = tsri_qf_get_code(codes, g * group_size + i, p->bits);
       if (p->mode == TSRI_QF_AFFINE)
-        out[i] = tsri_qmm_affine_weight(scale, bias, code, p->scale_dtype);
+        out[i] = tsri_qmm_affine_weight(scale, bias, code, tsri_qmm_weight_dtype(p));
       else if (p->mode == TSRI_QF_MXFP8)
         out[i] = tsri_qf_e4m3_decode(code) * scale;
       else

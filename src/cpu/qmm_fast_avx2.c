@@ -215,7 +215,7 @@ AVX2_INLINE void dot_segment(const segment *t, int kind, const float *xp, int ro
     group_consts c[2];
     const uint8_t *codes[2];
     for (int r = 0; r < wrows; r++) {
-      c[r] = group_setup(kind, t->scales[r][g], t->biases[r][g], t->p->scale_dtype, true);
+      c[r] = group_setup(kind, t->scales[r][g], t->biases[r][g], tsri_qmm_weight_dtype(t->p), true);
       codes[r] = group_codes(t, r, kind, begin, unpacked[r]);
     }
     for (int64_t at = begin; at < begin + group_size; at += step)
@@ -248,7 +248,8 @@ AVX2_INLINE void dequantize_segment(const segment *t, int kind, float *dst, int6
   uint8_t unpacked[MAX_GROUP];
   for (int64_t g = 0; g < t->count; g++) {
     int64_t begin = (t->first + g) * group_size;
-    group_consts c = group_setup(kind, t->scales[0][g], t->biases[0][g], t->p->scale_dtype, false);
+    group_consts c =
+        group_setup(kind, t->scales[0][g], t->biases[0][g], tsri_qmm_weight_dtype(t->p), false);
     const uint8_t *codes = group_codes(t, 0, kind, begin, unpacked);
     for (int64_t at = begin; at < begin + group_size; at += LANES * per_byte) {
       __m256i v = load_bytes8(codes + (at - begin) / per_byte);

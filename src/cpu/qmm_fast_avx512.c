@@ -83,7 +83,7 @@ static AVX512 void build_tables(const tsri_qmm_problem *p, int bits, const float
                                         2.0f, 3.0f, 0.0f, 1.0f, 2.0f, 3.0f)
                        : _mm512_setr_ps(0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f,
                                         10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f);
-  switch (p->scale_dtype) {
+  switch (tsri_qmm_weight_dtype(p)) {
     case TSR_FLOAT16:
       for (int64_t g = 0; g < count; g++)
         tables[g] = affine_weights(q, _mm512_set1_ps(scales[g]), _mm512_set1_ps(biases[g]),
@@ -221,6 +221,7 @@ AVX512_INLINE void dequantize_table_segment(const segment *t, int bits, float *d
 AVX512_INLINE void dequantize_byte_segment(const segment *t, float *dst) {
   const int64_t group_size = t->p->group_size;
   const int mode = t->p->mode;
+  const tsr_dtype weight_dtype = tsri_qmm_weight_dtype(t->p);
   uint8_t unpacked[MAX_GROUP];
   for (int64_t g = 0; g < t->count; g++) {
     __m512 scale = _mm512_set1_ps(t->scales[g]), bias = _mm512_set1_ps(t->biases[g]);
@@ -235,10 +236,10 @@ AVX512_INLINE void dequantize_byte_segment(const segment *t, float *dst) {
     }
     for (int64_t i = 0; i < group_size; i += LANES) {
       __m512i v = load_bytes16(codes + i);
-      __m512 w =
-          mode == TSRI_QF_MXFP8 ? byte_weights(v, TSRI_QF_MXFP8, scale, bias, TSR_FLOAT32, false)
-          : nan_possible ? byte_weights(v, TSRI_QF_AFFINE, scale, bias, t->p->scale_dtype, true)
-                         : byte_weights(v, TSRI_QF_AFFINE, scale, bias, t->p->scale_dtype, false);
+      __m512 w = mode == TSRI_QF_MXFP8
+                     ? byte_weights(v, TSRI_QF_MXFP8, scale, bias, TSR_FLOAT32, false)
+                 : nan_possible ? byte_weights(v, TSRI_QF_AFFINE, scale, bias, weight_dtype, true)
+                                : byte_weights(v, TSRI_QF_AFFINE, scale, bias, weight_dtype, false);
       _mm512_storeu_ps(dst + (begin - t->origin) + i, w);
     }
   }

@@ -428,7 +428,8 @@ static void simd_dequantize_row(const dequantize_job *job, int64_t r, float *val
       .biases = job->biases ? element_at(job->biases, row_offset(job->biases, r)) : NULL,
       .groups = job->groups,
       .scale_row_stride = job->groups,
-      .scale_dtype = job->scales->dtype};
+      .scale_dtype = job->scales->dtype,
+      .round_weights = true};
   tsri_qmm_fast_dequantize_row(&row, 0, values);
 }
 

@@ -48,6 +48,28 @@ static void compare_logits(const char *what, const float *got, const double *wan
   printf("  %-28s max |diff| %.2e\n", what, worst);
 }
 
+static double max_diff(const float *got, const double *want, size_t n) {
+  double worst = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = fabs((double)got[i] - want[i]);
+    if (!(d <= worst)) worst = d;
+  }
+  return worst;
+}
+
+/* bfloat16 scales: tsr_quantized_matmul computes with weights s*q + b in float32, not rounded to
+ * bfloat16 as tsr_dequantize (and mlx-lm) round them (quant-spec Part A section 4 allows it; see
+ * cpu/qmm.h's round_weights). The exact answer for that is logits_dqx_f64 (matmul weights
+ * unrounded, the looked-up embedding rounded); the rounded-weight answer logits_dq_f64 lies 1.36
+ * away here because a router choice flips between the two, so it is printed, not compared. */
+static void compare_half_scales(const char *dir, const float *got, const double *rounded) {
+  double *unrounded = golden_f64(dir, "logits_dqx_f64.npy", T * V);
+  printf("  %-28s max |diff| %.2e from the rounded-weight answer (not compared)\n", "",
+         max_diff(got, rounded, T * V));
+  compare_logits("full forward (unrounded)", got, unrounded, T);
+  free(unrounded);
+}
+
 static double *widen(const float *x, size_t n) {
   double *out = malloc(n * sizeof *out);
   for (size_t i = 0; i < n; i++)
@@ -184,7 +206,10 @@ static void run_case(const golden_case *c) {
   tsr_testing_model_routing_hook(m, record_routing, &log);
   float *full = malloc(T * V * sizeof *full);
   CHECK_OK(tsr_model_logits(m, tokens, T, full, T * V));
-  compare_logits("full forward", full, want, T);
+  if (c->mlx_half && golden_exists(dir, "logits_dqx_f64.npy"))
+    compare_half_scales(dir, full, want);
+  else
+    compare_logits("full forward", full, want, T);
   tsr_testing_model_routing_hook(m, NULL, NULL);
   CHECK_EQ_INT(log.calls, c->moe ? 2 : 0); /* one routing per MoE layer */
   if (c->moe && !c->mlx_half) compare_experts(dir, hf_model_dir, c, &log);

@@ -153,15 +153,24 @@ def run(model, tokens, is_moe):
             tap.analyse() if tap is not None else None)
 
 
-def dequantized_weights(model):
+def dequantized_weights(model, unrounded=False):
     """Every parameter as float64 numpy, quantized modules dequantized by mx.dequantize (to
-    float32, from MLX's own packed weights, scales and biases). MLX names."""
+    float32, from MLX's own packed weights, scales and biases). MLX names. With `unrounded`,
+    affine scales and biases are widened to float32 first, so a weight is s*q + b in float32
+    instead of rounded to the scales' dtype (bfloat16/float16): the weights tessera's
+    quantized_matmul computes with (quant-spec Part A section 4); the embedding, which is looked
+    up through dequantize, stays rounded."""
     from mlx.utils import tree_flatten
 
     out, skip = {}, set()
     for name, mod in model.named_modules():
         if "scales" in mod and "weight" in mod:
-            w = mx.dequantize(mod["weight"], mod["scales"], mod.get("biases"), mod.group_size,
+            scales, biases = mod["scales"], mod.get("biases")
+            # the embedding is looked up and dequantized (rounded, as mx.dequantize), never
+            # multiplied, so it keeps the rounded weights
+            if unrounded and biases is not None and not name.endswith("embed_tokens"):
+                scales, biases = scales.astype(mx.float32), biases.astype(mx.float32)
+            w = mx.dequantize(mod["weight"], scales, biases, mod.group_size,
                               mod.bits, mode=mod.mode, dtype=mx.float32)
             out[f"{name}.weight"] = np.array(w).astype(np.float64)
             skip.update({f"{name}.weight", f"{name}.scales", f"{name}.biases"})
