@@ -184,7 +184,7 @@ AVX512_INLINE void byte_segment(const qmv_segment *t, int rows, int wrows, int m
 AVX512_INLINE void bias_products(const qmv_segment *t, int rows, int wrows, sums *s) {
   const int64_t groups = t->p->k / t->p->group_size;
   for (int64_t i = 0; i < t->count; i += LANES) {
-    __mmask16 lanes = t->count - i >= LANES ? 0xffff : (__mmask16)((1u << (t->count - i)) - 1u);
+    __mmask16 lanes = (__mmask16)(t->count - i >= LANES ? 0xffffu : (1u << (t->count - i)) - 1u);
 #pragma GCC unroll 2
     for (int r = 0; r < wrows; r++) {
       __m512 bias = _mm512_maskz_loadu_ps(lanes, t->biases[r] + i);
