@@ -70,7 +70,7 @@ tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, si
   tsr_array *x =
       layer_embed(&g, &m->weights.embed, g_from_data(&g, tokens, TSR_INT32, &t, 1, m->device));
   for (int64_t i = 0; i < m->cfg.num_layers; i++)
-    x = decoder_layer(&g, m, cache, i, x);
+    x = graph_collect(&g, decoder_layer(&g, m, cache, i, x)); /* a layer's intermediates go */
   if (!all_positions) {
     int64_t start[1] = {t - 1}, stop[1] = {t};
     x = g_slice(&g, x, start, stop, 1);

@@ -16,6 +16,17 @@ tsr_status graph_end(glm_graph *g) {
   return st;
 }
 
+tsr_array *graph_collect(glm_graph *g, tsr_array *keep) {
+  if (!graph_ok(g)) return NULL;
+  if (g->n == 0) return graph_keep(g, TSR_OK, tsr_array_retain(keep));
+  tsr_array_retain(keep); /* the list's one reference from now on */
+  for (size_t i = 0; i < g->n; i++)
+    tsr_array_release(g->items[i]);
+  g->items[0] = keep;
+  g->n = 1;
+  return keep;
+}
+
 bool graph_ok(const glm_graph *g) {
   return g->status == TSR_OK;
 }

@@ -18,6 +18,10 @@ typedef struct {
 void graph_begin(glm_graph *g, tsr_stream *stream);
 /* Releases every array on the list; returns the sticky status. */
 tsr_status graph_end(glm_graph *g);
+/* Releases every array on the list except `keep` (which stays on it): the graph itself holds what
+ * its nodes still need, so a layer's intermediates go when the layer's output is built and their
+ * buffers are freed as soon as evaluation has consumed them. Returns keep (NULL on failure). */
+tsr_array *graph_collect(glm_graph *g, tsr_array *keep);
 /* Records the status of an op that produced `made`; keeps it on the list; returns it (NULL on
  * failure). Call the op first and pass its status and result after: as two arguments of one
  * call, the result could be read before the op has written it. */

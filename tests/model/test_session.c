@@ -30,9 +30,12 @@ static void fresh_last_row(tsr_model *m, const int32_t *tokens, size_t n, float 
   free(all);
 }
 
+/* Within 1e-4, test_glm_golden's bar for two float32 forwards of these models: a session's
+ * incremental forward and a fresh one split their sums differently (by M, and by the thread count:
+ * 1.5e-5 apart on a 16-core host), each ~4e-6 from float64. */
 static void expect_close(const char *what, const float *got, const float *want) {
   for (int v = 0; v < V; v++)
-    if (!(fabsf(got[v] - want[v]) <= 1e-5f))
+    if (!(fabsf(got[v] - want[v]) <= 1e-4f))
       CHECK_FAIL_("%s: logit %d is %.8g, want %.8g", what, v, (double)got[v], (double)want[v]);
 }
 
