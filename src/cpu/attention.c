@@ -32,7 +32,9 @@ static int64_t visible_keys(const sdpa_plan *p, int64_t query) {
 }
 
 /* Query rows [first, first + rows) of head h in batch b; k_op and v_op already point at the kv
- * head this query head reads. */
+ * head this query head reads. With one query row per head (q_op's rows step over heads), the
+ * rows are heads [h, h + rows) instead, all of one kv head: q rows and outputs lie at the same
+ * offsets the general case computes with first = 0. */
 static void attend_block(sdpa_plan *p, int64_t b, int64_t h, int64_t first, int64_t rows) {
   const tsr_array *q = p->q;
   tsri_gemm_operand_at(
@@ -64,6 +66,13 @@ static void run_sdpa(sdpa_plan *p, int64_t batches) {
     for (int64_t g = 0; g < p->hkv; g++) {
       tsri_gemm_operand_at(&p->k_op, k->offset + b * k->strides[0] + g * k->strides[1], p->tk);
       tsri_gemm_operand_at(&p->v_op, v->offset + b * v->strides[0] + g * v->strides[1], p->tk);
+      if (p->tq == 1) { /* decode: the group's query heads are the block's rows */
+        for (int64_t h = g * group; h < (g + 1) * group; h += QUERY_BLOCK) {
+          int64_t rows = (g + 1) * group - h < QUERY_BLOCK ? (g + 1) * group - h : QUERY_BLOCK;
+          attend_block(p, b, h, 0, rows);
+        }
+        continue;
+      }
       for (int64_t h = g * group; h < (g + 1) * group; h++) {
         for (int64_t first = 0; first < p->tq; first += QUERY_BLOCK) {
           int64_t rows = p->tq - first < QUERY_BLOCK ? p->tq - first : QUERY_BLOCK;
@@ -76,9 +85,14 @@ static void run_sdpa(sdpa_plan *p, int64_t batches) {
 
 static tsr_status plan_scratch(sdpa_plan *p) {
   const tsr_array *q = p->q, *k = p->k, *v = p->v;
-  int64_t block = p->tq < QUERY_BLOCK ? p->tq : QUERY_BLOCK;
-  tsr_status status =
-      tsri_gemm_operand_init(&p->q_op, q, block, p->d, q->strides[2], q->strides[3]);
+  /* With one query row per head (decode), a block's rows are the query heads that share a kv
+   * head (their rows lie q->strides[1] apart, as their outputs lie d apart): two GEMMs per kv head
+   * instead of two matrix-vector calls per query head, ~16x fewer OpenBLAS calls for GLM-4-9B. */
+  bool heads_as_rows = p->tq == 1;
+  int64_t rows = heads_as_rows ? p->hq / p->hkv : p->tq;
+  int64_t block = rows < QUERY_BLOCK ? rows : QUERY_BLOCK;
+  tsr_status status = tsri_gemm_operand_init(&p->q_op, q, block, p->d,
+                                             q->strides[heads_as_rows ? 1 : 2], q->strides[3]);
   if (status == TSR_OK)
     status = tsri_gemm_operand_init(&p->k_op, k, p->tk, p->d, k->strides[2], k->strides[3]);
   if (status == TSR_OK)

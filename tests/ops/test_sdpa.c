@@ -153,9 +153,15 @@ static void test_sdpa(void) {
   /* b, hq, hkv, tq, tk, d, causal, q dtype, kv dtype, layout, magnitude */
   sdpa_case_run((sdpa_case){2, 4, 2, 70, 70, 16, true, f32, f32, 0, 1.0}); /* prefill */
   sdpa_case_run((sdpa_case){1, 6, 2, 1, 37, 16, true, f32, f32, 0, 1.0});  /* decode */
-  sdpa_case_run((sdpa_case){1, 4, 2, 3, 10, 8, true, f32, f32, 0, 2.0});   /* chunk */
-  sdpa_case_run((sdpa_case){2, 3, 3, 5, 9, 8, false, f32, f32, 0, 3.0});   /* MHA */
-  sdpa_case_run((sdpa_case){1, 4, 1, 6, 6, 8, true, f32, f32, 0, 1.0});    /* MQA */
+  /* decode runs a kv head's query heads as one block's rows: views, half precision, two batches,
+     and a group wider than the 64-row block (split in two) */
+  sdpa_case_run((sdpa_case){2, 8, 2, 1, 45, 16, true, TSR_BFLOAT16, TSR_BFLOAT16, 1, 1.0});
+  sdpa_case_run((sdpa_case){1, 8, 2, 1, 33, 16, false, f32, f32, 2, 1.0});
+  sdpa_case_run((sdpa_case){1, 130, 1, 1, 20, 8, true, f32, f32, 0, 1.0});
+  sdpa_case_run((sdpa_case){1, 130, 2, 1, 20, 8, false, TSR_FLOAT16, f32, 1, 2.0});
+  sdpa_case_run((sdpa_case){1, 4, 2, 3, 10, 8, true, f32, f32, 0, 2.0}); /* chunk */
+  sdpa_case_run((sdpa_case){2, 3, 3, 5, 9, 8, false, f32, f32, 0, 3.0}); /* MHA */
+  sdpa_case_run((sdpa_case){1, 4, 1, 6, 6, 8, true, f32, f32, 0, 1.0});  /* MQA */
   sdpa_case_run((sdpa_case){1, 4, 2, 130, 150, 32, true, f32, f32, 0, 2.0});
   sdpa_case_run((sdpa_case){1, 4, 2, 7, 7, 16, true, TSR_FLOAT16, TSR_FLOAT16, 0, 1.0});
   sdpa_case_run((sdpa_case){1, 4, 2, 7, 9, 16, true, TSR_BFLOAT16, TSR_BFLOAT16, 1, 1.0});
