@@ -55,6 +55,8 @@ tsr_status tsr_model_load(tsr_model **out, const char *dir, const tsr_model_opti
   m->device = opt->device;
   tsr_status st = load_parts(m, dir, opt);
   if (st != TSR_OK) {
+    /* Name the checkpoint where the message does not already (a missing tensor, a bad shape). */
+    if (!strstr(tsr_last_error(), dir)) st = tsr_error_set(st, "%s: %s", dir, tsr_last_error());
     tsr_model_free(m);
     return st;
   }

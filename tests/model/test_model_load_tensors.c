@@ -31,7 +31,8 @@ static const char *without(const char *src, const char *name) {
 static void expect_missing(const char *what, const char *src, const char *name) {
   char needle[256];
   snprintf(needle, sizeof needle, "tensor '%s' is missing", name);
-  fx_expect_fail(what, without(src, name), TSR_ERR_IO, needle, NULL);
+  const char *dir = without(src, name);
+  fx_expect_fail(what, dir, TSR_ERR_IO, needle, dir); /* the message names the checkpoint too */
 }
 
 /* ---- missing tensors ------------------------------------------------------------------------ */
