@@ -6,10 +6,9 @@
 #ifndef TSR_BASE_QUANT_FORMAT_H
 #define TSR_BASE_QUANT_FORMAT_H
 
-/* NVRTC has no libc headers; the JIT compiles this file with the embedded stand-in. */
-#ifdef __CUDACC_RTC__
-#include "cuda/kernels/rtc_libc.cuh"
-#else
+/* NVRTC has no libc headers: a GPU kernel source includes its own stand-in for them before this
+ * file (base depends on no backend). */
+#ifndef __CUDACC_RTC__
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>

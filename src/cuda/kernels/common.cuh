@@ -4,6 +4,12 @@
 #ifndef TSR_CUDA_KERNELS_COMMON_CUH
 #define TSR_CUDA_KERNELS_COMMON_CUH
 
+/* NVRTC has no libc headers: the fixed-width integers base/quant_format.h uses come from the
+ * stand-in; include this file before base headers. */
+#ifdef __CUDACC_RTC__
+#include "cuda/kernels/rtc_libc.cuh"
+#endif
+
 #ifndef TSR_KERNEL_SUFFIX
 #error "TSR_KERNEL_SUFFIX must be defined: the module loader gives every module its own names"
 #endif

@@ -2,8 +2,8 @@
  * bit for bit with the CPU reference (cpu/quant.c) for float32 scales and output. Specialized at
  * compile time by TSR_QF_MODE, TSR_QF_BITS and TSR_QF_GROUP_SIZE (base/quant_format.h's modes);
  * not the fused matmul, and no float16/bfloat16 output yet. */
+#include "cuda/kernels/common.cuh" /* first: NVRTC's libc stand-in */
 #include "base/quant_format.h"
-#include "cuda/kernels/common.cuh"
 
 #if !defined(TSR_QF_MODE) || !defined(TSR_QF_BITS) || !defined(TSR_QF_GROUP_SIZE)
 #error "dequantize.cuh is specialized by TSR_QF_MODE, TSR_QF_BITS and TSR_QF_GROUP_SIZE"

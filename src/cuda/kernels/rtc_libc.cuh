@@ -1,6 +1,7 @@
 /* cuda/kernels/rtc_libc.cuh — the few libc names the kernels use, for NVRTC, which has no libc
  * headers: the fixed-width integers (<stdint.h>); bool is C++'s own and memcpy is a device
- * builtin. nvcc builds include the real headers instead (base/quant_format.h chooses). */
+ * builtin. nvcc builds include the real headers instead (common.cuh includes this under NVRTC
+ * only). */
 #ifndef TSR_CUDA_KERNELS_RTC_LIBC_CUH
 #define TSR_CUDA_KERNELS_RTC_LIBC_CUH
 
