@@ -27,10 +27,9 @@ static tsr_status check_shape(const tsr_tensor_info *info, const int64_t *shape,
 tsr_status loader_tensor(glm_loader *ld, const char *name, const int64_t *shape, int ndim,
                          tsr_array **out) {
   tsr_tensor_info info;
-  if (!tsr_safetensors_has(ld->ckpt, name))
+  if (tsr_safetensors_find(ld->ckpt, name, &info) != TSR_OK) /* one lookup; our own message */
     return tsr_error_set(TSR_ERR_IO, "load: tensor '%s' is missing from the checkpoint", name);
-  tsr_status st = tsr_safetensors_find(ld->ckpt, name, &info);
-  if (st == TSR_OK) st = check_shape(&info, shape, ndim);
+  tsr_status st = check_shape(&info, shape, ndim);
   if (st == TSR_OK) st = tsr_safetensors_load(out, ld->ckpt, name, ld->device);
   if (st == TSR_OK) loader_progress_tick(ld, info.nbytes);
   return st;

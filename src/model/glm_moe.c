@@ -25,23 +25,20 @@ static float top2_sum(const float *v, int64_t n) {
 /* Masks (to -inf) every expert outside the topk_group best groups, a group scored by the sum of
  * its two largest biased scores. transformers 5 masks with -inf (mlx-lm and transformers 4.5x with
  * 0.0; they differ only when a kept score is <= 0). A no-op for n_group 1. */
-static void limit_groups(const glm_config *cfg, float *biased) {
+static void limit_groups(const glm_config *cfg, float *biased, float *group_score) {
   int64_t groups = cfg->n_group, per = cfg->n_routed_experts / groups;
   if (groups <= 1) return;
-  float group_score[256];
-  bool keep[256];
-  for (int64_t gi = 0; gi < groups && gi < 256; gi++) {
+  for (int64_t gi = 0; gi < groups; gi++)
     group_score[gi] = top2_sum(biased + gi * per, per);
-    keep[gi] = false;
-  }
-  for (int64_t pick = 0; pick < cfg->topk_group; pick++) {
+  for (int64_t pick = 0; pick < cfg->topk_group; pick++) { /* kept groups are marked +inf */
     int64_t best = -1;
-    for (int64_t gi = 0; gi < groups && gi < 256; gi++)
-      if (!keep[gi] && (best < 0 || group_score[gi] > group_score[best])) best = gi;
-    if (best >= 0) keep[best] = true;
+    for (int64_t gi = 0; gi < groups; gi++)
+      if (group_score[gi] != INFINITY && (best < 0 || group_score[gi] > group_score[best]))
+        best = gi;
+    if (best >= 0) group_score[best] = INFINITY;
   }
-  for (int64_t gi = 0; gi < groups && gi < 256; gi++)
-    if (!keep[gi])
+  for (int64_t gi = 0; gi < groups; gi++)
+    if (group_score[gi] != INFINITY)
       for (int64_t e = 0; e < per; e++)
         biased[gi * per + e] = -INFINITY;
 }
@@ -57,8 +54,8 @@ void moe_route_token(const glm_config *cfg, const float *scores, const float *bi
   float *biased = scratch;
   for (int64_t e = 0; e < n; e++)
     biased[e] = scores[e] + bias[e]; /* for selection only */
-  limit_groups(cfg, biased);
-  float *taken = scratch + n;
+  float *taken = scratch + n; /* first the group scores (n_group <= n), then the taken flags */
+  limit_groups(cfg, biased, taken);
   for (int64_t e = 0; e < n; e++)
     taken[e] = 0;
   for (int64_t pick = 0; pick < k; pick++) { /* the k largest, ties to the lower id */

@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "glm_golden.h"
+#include "rerun.h"
 
 #define FX_MOE_Q4 GLM_DATA "/moe/mlx-q4g64"
 #define FX_MOE_HF GLM_DATA "/moe/hf"
@@ -240,25 +241,6 @@ static inline void fx_expect_fail(const char *what, const char *dir, tsr_status 
   CHECK_NO_LEAKS();
   fx_cases++;
   printf("  %-44s %s: %s\n", what, tsr_status_name(got), tsr_last_error());
-}
-
-/* ---- child processes ------------------------------------------------------------------------ */
-
-/* Runs this program again as `<mode> <arg>` (with env NAME=VALUE when name is not NULL); its
- * failure fails the test. */
-static inline void fx_run_child(const char *mode, const char *arg, const char *name,
-                                const char *value) {
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    if (name) setenv(name, value, 1);
-    execl("/proc/self/exe", "test-child", mode, arg, (char *)NULL);
-    _exit(127);
-  }
-  int status = 0;
-  CHECK(waitpid(pid, &status, 0) == pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    CHECK_FAIL_("child '%s %s' failed (status %d)", mode, arg, status);
 }
 
 #endif

@@ -220,8 +220,8 @@ static void child_late_cap(const char *dir) {
 }
 
 static void check_caps(void) {
-  fx_run_child("cap", FX_MOE_Q4, NULL, NULL);
-  fx_run_child("late-cap", FX_MOE_Q4, NULL, NULL);
+  test_rerun("cap", FX_MOE_Q4, NULL, NULL);
+  test_rerun("late-cap", FX_MOE_Q4, NULL, NULL);
   printf("  %-44s TSR_ERR_CAP, then TSR_ERR_STATE (children)\n", "backing_cap 1K");
 }
 

@@ -210,7 +210,7 @@ static void check_thread_counts(const char *dir) {
   static const char *const counts[] = {"1", "2"};
   for (int i = 0; i < 2; i++) {
     const char *path = fx_path(dir, counts[i]);
-    fx_run_child("sample", path, "TSR_NUM_THREADS", counts[i]);
+    test_rerun("sample", path, "TSR_NUM_THREADS", counts[i]);
     size_t n = 0;
     char *theirs = fx_read_file(path, &n);
     CHECK_EQ_U64(n, sizeof mine);

@@ -128,7 +128,8 @@ typedef struct {
   tsr_model *model;
   bool as_text, stream;
   int32_t *tokens;
-  size_t n, cap, printed;
+  size_t n, cap;
+  size_t printed; /* tokens whose text is on stdout: a whole-character boundary */
   tsr_status status;
 } generation;
 
@@ -137,18 +138,22 @@ static bool ends_incomplete(const char *text, size_t len) {
   return len >= 3 && memcmp(text + len - 3, "\xEF\xBF\xBD", 3) == 0;
 }
 
+/* Decodes only the tokens not yet printed (their bytes start on a character boundary, so their
+ * text is the tail of the whole text's), and prints it unless it ends inside a character. */
 static void print_new_text(generation *gen, bool final) {
+  if (gen->printed == gen->n) return;
   char *text = NULL;
-  tsr_status st = tsr_model_decode(gen->model, gen->tokens, gen->n, &text);
+  tsr_status st =
+      tsr_model_decode(gen->model, gen->tokens + gen->printed, gen->n - gen->printed, &text);
   if (st != TSR_OK) {
     gen->status = st; /* an id the tokenizer does not know: stop and say so */
     return;
   }
   size_t len = strlen(text);
-  if ((final || !ends_incomplete(text, len)) && len > gen->printed) {
-    fwrite(text + gen->printed, 1, len - gen->printed, stdout);
+  if (final || !ends_incomplete(text, len)) {
+    fwrite(text, 1, len, stdout);
     fflush(stdout);
-    gen->printed = len;
+    gen->printed = gen->n;
   }
   free(text);
 }
