@@ -9,12 +9,12 @@
 #include <cblas.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/discovery.h"
 #include "base/env.h"
+#include "base/log.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
 #include "cpu/qgemm.h"
@@ -53,8 +53,8 @@ static void choose_isa(void) {
   if (env->cpu_isa != TSRI_ENV_ISA_UNSET) {
     int asked = (int)env->cpu_isa;
     if (asked > best)
-      fprintf(stderr, "tessera: warn: TSR_CPU_ISA=%s: this CPU lacks it; using %s\n",
-              env->cpu_isa_text, names[best]);
+      tsri_log(TSR_LOG_WARN, "TSR_CPU_ISA=%s: this CPU lacks it; using %s", env->cpu_isa_text,
+               names[best]);
     else
       level = asked;
   }
