@@ -197,8 +197,8 @@ static void probe_cpu(tsri_discovery_result *r) {
 static void run_discovery_pass(void) {
   probe_cpu(&discovered);
 #ifdef TSR_HAVE_CUDA
-  int count = tsri_cuda_probe(discovered.gpus, TSR_MAX_GPUS);
-  discovered.gpu_count = count < 0 ? 0 : count > TSR_MAX_GPUS ? TSR_MAX_GPUS : count;
+  int count = tsri_cuda_probe(discovered.gpus, TSRI_MAX_GPUS);
+  discovered.gpu_count = count < 0 ? 0 : count > TSRI_MAX_GPUS ? TSRI_MAX_GPUS : count;
   for (int i = 0; i < discovered.gpu_count; i++)
     discovered.gpus[i].device = (tsr_device){TSR_GPU, i};
 #endif

@@ -8,12 +8,12 @@
 
 #include "tessera/device.h"
 
-#define TSR_MAX_GPUS 16
+#define TSRI_MAX_GPUS 16
 
 typedef struct {
   tsr_device_info cpu;
   int gpu_count;
-  tsr_device_info gpus[TSR_MAX_GPUS];
+  tsr_device_info gpus[TSRI_MAX_GPUS];
   /* CPU features as flags, for kernels choosing a path at run time (cpuid + OS support). */
   bool has_avx2, has_fma, has_f16c, has_avx512f, has_avx512bw, has_avx512vl;
 } tsri_discovery_result;

@@ -8,14 +8,14 @@ typedef struct {
   bool is_signed;
 } dtype_row;
 
-static const dtype_row dtype_table[TSR_DTYPE_COUNT] = {
-#define TSR_DTYPE_ROW(e, n, b, f, s) [e] = {n, b, f, s},
-    TSR_DTYPE_LIST(TSR_DTYPE_ROW)
-#undef TSR_DTYPE_ROW
+static const dtype_row dtype_table[TSRI_DTYPE_COUNT] = {
+#define TSRI_DTYPE_ROW(e, n, b, f, s) [e] = {n, b, f, s},
+    TSRI_DTYPE_LIST(TSRI_DTYPE_ROW)
+#undef TSRI_DTYPE_ROW
 };
 
 bool tsri_dtype_valid(tsr_dtype t) {
-  return (unsigned)t < TSR_DTYPE_COUNT;
+  return (unsigned)t < TSRI_DTYPE_COUNT;
 }
 
 size_t tsr_dtype_size(tsr_dtype t) {
@@ -32,7 +32,7 @@ bool tsri_dtype_is_float(tsr_dtype t) {
 
 /* Rank in the promotion order: the higher rank wins unless neither type holds the other. */
 static int promotion_rank(tsr_dtype t) {
-  static const int rank[TSR_DTYPE_COUNT] = {
+  static const int rank[TSRI_DTYPE_COUNT] = {
       [TSR_BOOL] = 0,  [TSR_UINT8] = 1,   [TSR_INT8] = 2,     [TSR_INT32] = 3,   [TSR_UINT32] = 4,
       [TSR_INT64] = 5, [TSR_FLOAT16] = 6, [TSR_BFLOAT16] = 7, [TSR_FLOAT32] = 8,
   };

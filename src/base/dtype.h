@@ -5,7 +5,7 @@
 #include "tessera/base.h"
 
 /* X(enum, name, bytes, is_float, is_signed) */
-#define TSR_DTYPE_LIST(X)                    \
+#define TSRI_DTYPE_LIST(X)                   \
   X(TSR_BOOL, "bool", 1, false, false)       \
   X(TSR_UINT8, "uint8", 1, false, false)     \
   X(TSR_UINT32, "uint32", 4, false, false)   \
@@ -16,7 +16,11 @@
   X(TSR_BFLOAT16, "bfloat16", 2, true, true) \
   X(TSR_FLOAT32, "float32", 4, true, true)
 
-#define TSR_DTYPE_COUNT 9
+/* The count comes from the list, and the list must cover the public enum (tessera/base.h). */
+#define TSRI_DTYPE_ONE(e, n, b, f, s) +1
+#define TSRI_DTYPE_COUNT (0 TSRI_DTYPE_LIST(TSRI_DTYPE_ONE))
+_Static_assert(TSRI_DTYPE_COUNT == TSR_FLOAT32 + 1,
+               "TSRI_DTYPE_LIST and tsr_dtype (tessera/base.h) disagree");
 
 bool tsri_dtype_valid(tsr_dtype t);
 bool tsri_dtype_is_float(tsr_dtype t);

@@ -3,10 +3,10 @@
 #define TSR_BASE_LOG_H
 
 typedef enum {
-  TSR_LOG_ERROR = 0,
-  TSR_LOG_WARN = 1,
-  TSR_LOG_INFO = 2,
-  TSR_LOG_DEBUG = 3
+  TSRI_LOG_ERROR = 0,
+  TSRI_LOG_WARN = 1,
+  TSRI_LOG_INFO = 2,
+  TSRI_LOG_DEBUG = 3
 } tsri_log_level;
 
 void tsri_log(tsri_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -8,11 +8,11 @@ static _Thread_local char last_error[TSR_ERROR_MAX];
 
 const char *tsr_status_name(tsr_status s) {
   switch (s) {
-#define TSR_STATUS_CASE(name) \
-  case name:                  \
+#define TSRI_STATUS_CASE(name) \
+  case name:                   \
     return #name;
-    TSR_STATUS_LIST(TSR_STATUS_CASE)
-#undef TSR_STATUS_CASE
+    TSRI_STATUS_LIST(TSRI_STATUS_CASE)
+#undef TSRI_STATUS_CASE
   }
   return "TSR_ERR_UNKNOWN";
 }

@@ -8,7 +8,7 @@
 
 /* The one list of status codes (libuv's UV_ERRNO_MAP idea): adding one touches this line. */
 // clang-format off
-#define TSR_STATUS_LIST(X)                                                                     \
+#define TSRI_STATUS_LIST(X)                                                                    \
   X(TSR_OK)                                                                                    \
   X(TSR_ERR_INVALID)                                                                           \
   X(TSR_ERR_NOMEM)                                                                             \

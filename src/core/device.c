@@ -48,7 +48,7 @@ static tsr_device choose_default(void) {
   if (parse_env_device(&wanted)) {
     if (tsri_device_usable(wanted)) return wanted;
     char name[16];
-    tsri_log(TSR_LOG_WARN, "TSR_DEFAULT_DEVICE=%s is not usable in this build/machine; using cpu",
+    tsri_log(TSRI_LOG_WARN, "TSR_DEFAULT_DEVICE=%s is not usable in this build/machine; using cpu",
              tsri_device_str(wanted, name));
     return cpu;
   }
@@ -82,7 +82,7 @@ void tsr_shutdown(void) {
   /* first: workers may still release buffers into the cache. From a host function it would
      join its own worker: refused, nothing done. */
   if (!tsri_streams_shutdown()) {
-    tsri_log(TSR_LOG_ERROR, "tsr_shutdown called from a host function on a stream; ignored");
+    tsri_log(TSRI_LOG_ERROR, "tsr_shutdown called from a host function on a stream; ignored");
     return;
   }
   tsri_backends_shutdown(); /* then the kernels' own threads (the CPU's parallel-for pool) */

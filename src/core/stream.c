@@ -15,7 +15,7 @@
 #include "core/lock.h"
 #include "tessera/spi.h"
 
-static tsri_stream *default_streams[1 + TSR_MAX_GPUS]; /* evaluation lock */
+static tsri_stream *default_streams[1 + TSRI_MAX_GPUS]; /* evaluation lock */
 
 /* The stream whose worker is this thread; NULL on any other thread. */
 static _Thread_local tsri_stream *current_worker;
@@ -422,7 +422,7 @@ tsr_status tsr_stream_enqueue_host(tsr_stream *handle, void (*fn)(void *ctx), vo
 bool tsri_streams_shutdown(void) {
   if (current_worker) return false;
   tsri_eval_lock();
-  for (int i = 0; i < 1 + TSR_MAX_GPUS; i++)
+  for (int i = 0; i < 1 + TSRI_MAX_GPUS; i++)
     default_streams[i] = NULL;
   pthread_mutex_lock(&handles.mutex);
   int count = handles.count;

@@ -53,7 +53,7 @@ static void choose_isa(void) {
   if (env->cpu_isa != TSRI_ENV_ISA_UNSET) {
     int asked = (int)env->cpu_isa;
     if (asked > best)
-      tsri_log(TSR_LOG_WARN, "TSR_CPU_ISA=%s: this CPU lacks it; using %s", env->cpu_isa_text,
+      tsri_log(TSRI_LOG_WARN, "TSR_CPU_ISA=%s: this CPU lacks it; using %s", env->cpu_isa_text,
                names[best]);
     else
       level = asked;

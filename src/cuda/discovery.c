@@ -28,7 +28,7 @@ static bool probe_one(int index, tsr_device_info *out) {
   struct cudaDeviceProp prop;
   cudaError_t err = cudaGetDeviceProperties(&prop, index);
   if (err != cudaSuccess) {
-    tsri_log(TSR_LOG_WARN,
+    tsri_log(TSRI_LOG_WARN,
              "cuda: properties of GPU %d unavailable (%s); it and the GPUs after it are not used",
              index, cudaGetErrorString(err));
     (void)cudaGetLastError();
@@ -52,12 +52,12 @@ int tsri_cuda_probe(tsr_device_info *out, int max) {
   if (err != cudaSuccess) {
     /* No driver, no device, or a driver older than the runtime: this process has no GPUs. The
        runtime remembers the error as its last one; clear it so later calls do not see it. */
-    tsri_log(TSR_LOG_INFO, "cuda: no GPUs (%s)", cudaGetErrorString(err));
+    tsri_log(TSRI_LOG_INFO, "cuda: no GPUs (%s)", cudaGetErrorString(err));
     (void)cudaGetLastError();
     return 0;
   }
   if (count > max) {
-    tsri_log(TSR_LOG_WARN, "cuda: %d GPUs present; using the first %d", count, max);
+    tsri_log(TSRI_LOG_WARN, "cuda: %d GPUs present; using the first %d", count, max);
     count = max;
   }
   /* gpu:N is CUDA device N, so the list stops at the first GPU that does not answer. */

@@ -175,7 +175,7 @@ static tsr_status compile_and_store(const jit_command *cmd, const char *cache_di
   char why[512];
   if (st == TSR_OK && cache_dir && *cache_dir &&
       !tsri_disk_cache_store(cache_dir, out->key, out->image, out->image_bytes, why, sizeof why))
-    tsri_log(TSR_LOG_WARN, "kernel cache: %s not stored (%s)", cmd->symbol, why);
+    tsri_log(TSRI_LOG_WARN, "kernel cache: %s not stored (%s)", cmd->symbol, why);
   return st;
 }
 
@@ -196,11 +196,11 @@ tsr_status tsri_cuda_jit_compile(const char *kernel, const char *options, int cc
         out->origin = TSRI_JIT_DISK_HIT;
         return TSR_OK;
       case TSRI_DISK_CACHE_CORRUPT:
-        tsri_log(TSR_LOG_WARN, "kernel cache: %s; compiling it again", why);
+        tsri_log(TSRI_LOG_WARN, "kernel cache: %s; compiling it again", why);
         out->origin = TSRI_JIT_REBUILT;
         break;
       case TSRI_DISK_CACHE_ERROR:
-        tsri_log(TSR_LOG_WARN, "kernel cache: %s; compiling without it", why);
+        tsri_log(TSRI_LOG_WARN, "kernel cache: %s; compiling without it", why);
         break;
       case TSRI_DISK_CACHE_MISS:
         break;

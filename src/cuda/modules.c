@@ -139,7 +139,7 @@ static tsr_status get_auto(const char *kernel, const char *options, int cc, cuda
       *used_aot = true;
       return TSR_OK;
     }
-    tsri_log(st == TSR_ERR_STATE ? TSR_LOG_WARN : TSR_LOG_INFO, "%s; using the JIT instead",
+    tsri_log(st == TSR_ERR_STATE ? TSRI_LOG_WARN : TSRI_LOG_INFO, "%s; using the JIT instead",
              tsr_last_error());
   }
   return get_jit(kernel, options, cc, out);

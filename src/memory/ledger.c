@@ -12,11 +12,11 @@
 #include "base/status.h"
 
 /* The process-wide ledgers (DESIGN.md names them): the CPU's first, then one per GPU index. */
-static tsri_ledger ledgers[1 + TSR_MAX_GPUS];
+static tsri_ledger ledgers[1 + TSRI_MAX_GPUS];
 static pthread_once_t ledgers_once = PTHREAD_ONCE_INIT;
 
 static void ledgers_init(void) {
-  for (int i = 0; i < 1 + TSR_MAX_GPUS; i++) {
+  for (int i = 0; i < 1 + TSRI_MAX_GPUS; i++) {
     tsri_ledger *l = &ledgers[i];
     if (pthread_mutex_init(&l->lock, NULL) != 0) abort();
     l->device = i == 0 ? (tsr_device){TSR_CPU, 0} : (tsr_device){TSR_GPU, i - 1};
@@ -49,7 +49,7 @@ tsr_status tsri_ledger_get(tsr_device d, const char *what, tsri_ledger **out) {
   tsr_status st = tsri_device_check(d, what);
   if (st != TSR_OK) return st;
   if (!(d.type == TSR_CPU && d.index == 0) &&
-      !(d.type == TSR_GPU && d.index >= 0 && d.index < TSR_MAX_GPUS)) {
+      !(d.type == TSR_GPU && d.index >= 0 && d.index < TSRI_MAX_GPUS)) {
     char dev[16];
     return tsri_error(TSR_ERR_DEVICE, "%s: no ledger for device %s", what, tsri_device_str(d, dev));
   }
@@ -71,7 +71,7 @@ tsr_status tsri_ledger_get(tsr_device d, const char *what, tsri_ledger **out) {
 
 void tsri_ledger_for_each(void (*fn)(tsri_ledger *l)) {
   pthread_once(&ledgers_once, ledgers_init);
-  for (int i = 0; i < 1 + TSR_MAX_GPUS; i++)
+  for (int i = 0; i < 1 + TSRI_MAX_GPUS; i++)
     fn(&ledgers[i]);
 }
 
