@@ -10,6 +10,12 @@
 
 #define TSRI_MAX_GPUS 16
 
+/* How many device types there are (tsr_device_type, tessera/array.h); tables indexed by device
+ * type are this long. */
+#define TSRI_DEVICE_TYPE_COUNT 2
+_Static_assert(TSRI_DEVICE_TYPE_COUNT == TSR_GPU + 1,
+               "tsr_device_type changed: update TSRI_DEVICE_TYPE_COUNT");
+
 typedef struct {
   tsr_device_info cpu;
   int gpu_count;

@@ -3,20 +3,22 @@
 
 #include <pthread.h>
 
-static const tsri_backend *backends[2];
+#include "base/discovery.h"
+
+static const tsri_backend *backends[TSRI_DEVICE_TYPE_COUNT];
 static pthread_once_t backends_once = PTHREAD_ONCE_INIT;
 
 void tsri_backend_register(tsr_device_type type, const tsri_backend *backend) {
-  if ((unsigned)type < 2) backends[type] = backend;
+  if ((unsigned)type < TSRI_DEVICE_TYPE_COUNT) backends[type] = backend;
 }
 
 const tsri_backend *tsri_backend_for(tsr_device_type type) {
   pthread_once(&backends_once, tsri_register_backends);
-  return (unsigned)type < 2 ? backends[type] : NULL;
+  return (unsigned)type < TSRI_DEVICE_TYPE_COUNT ? backends[type] : NULL;
 }
 
 void tsri_backends_shutdown(void) {
-  for (int type = 0; type < 2; type++) {
+  for (int type = 0; type < TSRI_DEVICE_TYPE_COUNT; type++) {
     const tsri_backend *backend = tsri_backend_for((tsr_device_type)type);
     if (backend && backend->shutdown) backend->shutdown();
   }
