@@ -1,5 +1,6 @@
-/* base/discovery.c — the one discovery pass (CPU here, GPUs through the CUDA backend) and its
- * process-wide cache; not a device registry with hot-plug: what the pass saw is what exists. */
+/* base/discovery.c — the one discovery pass (the CPU here, GPUs through the probe their backend
+ * registered) and its process-wide cache; not a device registry with hot-plug: what the pass saw
+ * is what exists. */
 #include "base/discovery.h"
 
 #include <pthread.h>
@@ -19,6 +20,8 @@
 static tsri_discovery_result discovered;
 static pthread_once_t discovery_once = PTHREAD_ONCE_INIT;
 static atomic_uint_fast64_t discovery_passes;
+/* Written only inside the pass (tsri_register_discovery_probes), so pthread_once orders it. */
+static tsri_discovery_probe probes[TSRI_DEVICE_TYPE_COUNT];
 
 /* ---- the CPU's name, size and caches ------------------------------------------------------ */
 
@@ -194,14 +197,22 @@ static void probe_cpu(tsri_discovery_result *r) {
 #endif
 }
 
+void tsri_discovery_register_probe(tsr_device_type type, tsri_discovery_probe probe) {
+  if ((unsigned)type < TSRI_DEVICE_TYPE_COUNT) probes[type] = probe;
+}
+
+static void probe_gpus(tsri_discovery_result *r) {
+  if (!probes[TSR_GPU]) return; /* a build without a GPU backend: no GPUs */
+  int count = probes[TSR_GPU](r->gpus, TSRI_MAX_GPUS);
+  r->gpu_count = count < 0 ? 0 : count > TSRI_MAX_GPUS ? TSRI_MAX_GPUS : count;
+  for (int i = 0; i < r->gpu_count; i++)
+    r->gpus[i].device = (tsr_device){TSR_GPU, i};
+}
+
 static void run_discovery_pass(void) {
+  tsri_register_discovery_probes();
   probe_cpu(&discovered);
-#ifdef TSR_HAVE_CUDA
-  int count = tsri_cuda_probe(discovered.gpus, TSRI_MAX_GPUS);
-  discovered.gpu_count = count < 0 ? 0 : count > TSRI_MAX_GPUS ? TSRI_MAX_GPUS : count;
-  for (int i = 0; i < discovered.gpu_count; i++)
-    discovered.gpus[i].device = (tsr_device){TSR_GPU, i};
-#endif
+  probe_gpus(&discovered);
   atomic_fetch_add(&discovery_passes, 1);
 }
 

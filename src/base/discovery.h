@@ -1,8 +1,8 @@
 /* base/discovery.h — the process-wide discovery cache behind tessera/device.h.
  *
- * One pass probes every platform this build knows (the CPU here; CUDA through tsri_cuda_probe
- * when the CUDA backend is built), under pthread_once; every later call reads the cached result.
- */
+ * One pass probes every platform this build knows, under pthread_once; every later call reads the
+ * cached result. The CPU, the host, is probed here; every other device type through the probe its
+ * backend registers (src/backends.c registers them), so base knows no backend. */
 #ifndef TSR_BASE_DISCOVERY_H
 #define TSR_BASE_DISCOVERY_H
 
@@ -32,10 +32,14 @@ tsr_status tsri_device_check(tsr_device d, const char *what);
 /* "cpu" or "gpu:N", for messages; the buffer must hold 16 bytes. */
 const char *tsri_device_str(tsr_device d, char buf[16]);
 
-#ifdef TSR_HAVE_CUDA
-/* Implemented by the CUDA backend (src/cuda/discovery.c): fills up to `max` GPUs, returns how
- * many; 0 when there is no driver or no device (never fails). */
-int tsri_cuda_probe(tsr_device_info *out, int max);
-#endif
+/* A backend's probe: fills up to `max` devices of its type, returns how many; 0 when there is no
+ * driver or no device (never fails). Runs once, inside the discovery pass. */
+typedef int (*tsri_discovery_probe)(tsr_device_info *out, int max);
+/* Registers the probe for a device type; only tsri_register_discovery_probes calls it. The CPU's
+ * slot is never asked (the host is probed here), and a type out of range is ignored. */
+void tsri_discovery_register_probe(tsr_device_type type, tsri_discovery_probe probe);
+/* Defined in src/backends.c: registers the probe of every backend this build has. The discovery
+ * pass calls it once, before it probes. */
+void tsri_register_discovery_probes(void);
 
 #endif

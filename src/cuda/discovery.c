@@ -1,10 +1,11 @@
 /* cuda/discovery.c — GPUs for the discovery pass, through the CUDA runtime API; not device
  * setup: no context is kept, no stream made, and a machine without a driver simply has no GPUs. */
+#include "cuda/discovery.h"
+
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "base/discovery.h"
 #include "base/log.h"
 
 static void append_feature(char *features, size_t size, const char *name) {
