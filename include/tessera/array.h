@@ -92,11 +92,14 @@ TSR_API tsr_device tsr_array_device(const tsr_array *a);
 TSR_API tsr_array *tsr_array_retain(tsr_array *a);
 /* Drops a reference. NULL is fine. Never blocks on evaluation. */
 TSR_API void tsr_array_release(tsr_array *a);
+/* -1 for NULL. */
 TSR_API int tsr_array_ndim(const tsr_array *a);
 /* Negative axis counts from the end; an axis out of range (or a NULL array) gives -1. */
 TSR_API int64_t tsr_array_dim(const tsr_array *a, int axis);
 /* Number of elements (-1 for NULL). */
 TSR_API int64_t tsr_array_size(const tsr_array *a);
+/* (tsr_dtype)-1 for NULL, a value outside the enum (tsr_dtype_size gives 0 for it,
+ * tsr_dtype_name "unknown"), with tsr_last_error saying why; never a dtype a real array has. */
 TSR_API tsr_dtype tsr_array_dtype(const tsr_array *a);
 
 /* Evaluates the arrays: walks their graphs in dependency order under the evaluation lock,

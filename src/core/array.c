@@ -254,5 +254,9 @@ int64_t tsr_array_size(const tsr_array *a) {
 }
 
 tsr_dtype tsr_array_dtype(const tsr_array *a) {
-  return a ? a->dtype : TSR_FLOAT32;
+  if (!a) {
+    tsri_error(TSR_ERR_INVALID, "array_dtype: array is NULL");
+    return (tsr_dtype)-1;
+  }
+  return a->dtype;
 }

@@ -59,6 +59,12 @@ static void test_read_and_data(void) {
   CHECK_EQ_INT(tsr_array_dim(NULL, 0), -1);
   CHECK_EQ_INT(tsr_array_ndim(NULL), -1);
   CHECK_EQ_INT(tsr_array_size(NULL), -1);
+  /* Not float32: a NULL must not pass for a valid array. */
+  tsr_dtype no_dtype = tsr_array_dtype(NULL);
+  CHECK(no_dtype == (tsr_dtype)-1);
+  CHECK_MESSAGE("array_dtype: array is NULL");
+  CHECK_EQ_INT((int)tsr_dtype_size(no_dtype), 0);
+  CHECK(strcmp(tsr_dtype_name(no_dtype), "unknown") == 0);
   CHECK(tsr_array_retain(NULL) == NULL);
   tsr_array_release(NULL);
   tsr_array *copy = NULL, *sentinel = (tsr_array *)0x1, *out = sentinel;
