@@ -5,6 +5,7 @@
 #define TSR_BASE_SHAPE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The element count of dims[0..n) into *count (0 when any dimension is 0). The rule: the product
@@ -14,5 +15,10 @@
  * layout, in any axis order) fits in int64. False, *count untouched, on a negative dimension or a
  * product past the limit. */
 bool tsri_dims_count(const int64_t *dims, int n, int64_t item_bytes, int64_t *count);
+
+/* Packed row-major strides (in elements) of a shape tsri_dims_count accepted. */
+void tsri_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
+/* "[4, 3]", for messages. */
+const char *tsri_shape_str(const int64_t *shape, int ndim, char *buf, size_t len);
 
 #endif

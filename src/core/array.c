@@ -14,14 +14,6 @@
 #include "core/device.h"
 #include "core/stream.h"
 
-const char *tsri_shape_str(const int64_t *shape, int ndim, char *buf, size_t len) {
-  size_t used = (size_t)snprintf(buf, len, "[");
-  for (int i = 0; i < ndim && used < len; i++)
-    used += (size_t)snprintf(buf + used, len - used, i ? ", %lld" : "%lld", (long long)shape[i]);
-  if (used < len) snprintf(buf + used, len - used, "]");
-  return buf;
-}
-
 const char *tsri_array_describe(const tsr_array *a, char *buf, size_t len) {
   char shape[96];
   snprintf(buf, len, "%s %s %s", tsri_primitive_name(a->primitive),
@@ -55,24 +47,32 @@ tsr_status tsri_shape_check(const char *what, const int64_t *shape, int ndim, ts
   return TSR_OK;
 }
 
-/* Only for shapes tsri_shape_check accepted: every product here is a product of non-zero
-   dimensions of such a shape, so none overflows. */
-void tsri_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides) {
-  int64_t stride = 1;
+void tsri_view_of(const tsr_array *a, tsri_view *v) {
+  v->data = a->buffer ? a->buffer->data : NULL;
+  v->dtype = a->dtype;
+  v->ndim = a->ndim;
+  memcpy(v->shape, a->shape, sizeof v->shape);
+  memcpy(v->strides, a->strides, sizeof v->strides);
+  v->offset = a->offset;
+  v->size = a->size;
+}
+
+static bool packed(const int64_t *shape, const int64_t *strides, int ndim, int64_t size) {
+  if (size == 0) return true; /* no element to be out of place */
+  int64_t expected = 1;
   for (int i = ndim - 1; i >= 0; i--) {
-    strides[i] = stride;
-    stride *= shape[i] > 0 ? shape[i] : 1;
+    if (shape[i] != 1 && strides[i] != expected) return false;
+    expected *= shape[i];
   }
+  return true;
+}
+
+bool tsri_view_is_contiguous(const tsri_view *v) {
+  return packed(v->shape, v->strides, v->ndim, v->size);
 }
 
 bool tsri_array_is_contiguous(const tsr_array *a) {
-  if (a->size == 0) return true; /* no element to be out of place */
-  int64_t expected = 1;
-  for (int i = a->ndim - 1; i >= 0; i--) {
-    if (a->shape[i] != 1 && a->strides[i] != expected) return false;
-    expected *= a->shape[i];
-  }
-  return true;
+  return packed(a->shape, a->strides, a->ndim, a->size);
 }
 
 /* A node with its shape filled and one reference; no buffer, no inputs. */
@@ -90,9 +90,9 @@ static tsr_array *node_alloc(tsr_dtype dtype, const int64_t *shape, int ndim, in
   return a;
 }
 
-tsr_status tsri_node_new(tsr_array **out, tsri_primitive primitive, const tsri_params *params,
-                         tsr_dtype dtype, const int64_t *shape, int ndim, tsr_array *const *inputs,
-                         int ninputs, tsr_stream *stream) {
+tsr_status tsri_node_new(tsr_array **out, tsri_primitive primitive, const void *params,
+                         size_t params_size, tsr_dtype dtype, const int64_t *shape, int ndim,
+                         tsr_array *const *inputs, int ninputs, tsr_stream *stream) {
   const char *what = tsri_primitive_name(primitive);
   int64_t size = 0;
   tsr_status status = tsri_shape_check(what, shape, ndim, dtype, &size);
@@ -105,26 +105,23 @@ tsr_status tsri_node_new(tsr_array **out, tsri_primitive primitive, const tsri_p
     return tsri_error(TSR_ERR_STATE, "%s: the stream was freed", what);
   }
   tsr_array *a = node_alloc(dtype, shape, ndim, size, s->device);
-  if (!a) {
+  void *params_copy = params && params_size > 0 ? malloc(params_size) : NULL;
+  if (!a || (params && params_size > 0 && !params_copy)) {
+    free(a);
+    free(params_copy);
     tsri_stream_release(s);
     return tsri_error(TSR_ERR_NOMEM, "%s: out of host memory for a graph node", what);
   }
   a->primitive = primitive;
-  if (params) a->params = *params;
+  if (params_copy) memcpy(params_copy, params, params_size);
+  a->params = params_copy;
+  a->params_size = params_copy ? params_size : 0;
   a->ninputs = ninputs;
   for (int i = 0; i < ninputs; i++)
     a->inputs[i] = tsr_array_retain(inputs[i]);
   a->stream = s; /* acquire's reference */
   *out = a;
   return TSR_OK;
-}
-
-tsr_status tsri_node_alloc(tsr_array *node) {
-  uint64_t bytes = (uint64_t)node->size * tsr_dtype_size(node->dtype);
-  tsr_status status = tsri_buffer_alloc(node->device, bytes, &node->buffer);
-  node->offset = 0;
-  tsri_contiguous_strides(node->shape, node->ndim, node->strides);
-  return status;
 }
 
 static tsr_status check_new_array(const char *what, tsr_array **out, const void *data,
@@ -210,6 +207,7 @@ tsr_array *tsr_array_retain(tsr_array *a) {
 }
 
 static void node_free(tsr_array *a) {
+  free(a->params);
   tsri_buffer_release(a->buffer);
   tsri_stream_release(a->stream);
   free(a->message);

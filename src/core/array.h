@@ -12,11 +12,10 @@
 
 #include <stdatomic.h>
 
-#include "core/primitive.h"
+#include "base/shape.h"
+#include "core/op.h"
 #include "memory/buffer.h"
 #include "tessera/array.h"
-
-#define TSRI_MAX_INPUTS 8
 
 typedef enum {
   TSRI_NODE_LAZY = 0,  /* built, not submitted */
@@ -50,7 +49,8 @@ struct tsr_array {
   tsri_buffer *buffer;
 
   tsri_primitive primitive;
-  tsri_params params;
+  void *params; /* the op's parameter struct (TSRI_PARAMS), a copy owned by the node */
+  size_t params_size;
   int ninputs;
   struct tsr_array *inputs[TSRI_MAX_INPUTS]; /* held until the node has run */
   struct tsri_stream *stream;                /* held for the node's life once set */
@@ -59,26 +59,22 @@ struct tsr_array {
   struct tsr_array *release_next; /* iterative destruction: no recursion on long chains */
 };
 
-/* A lazy node: shape/dtype given, inputs retained, stream retained (NULL = default stream of the
- * default device). TSR_ERR_STATE for a freed stream, TSR_ERR_NOMEM. The caller owns the result. */
-tsr_status tsri_node_new(tsr_array **out, tsri_primitive primitive, const tsri_params *params,
-                         tsr_dtype dtype, const int64_t *shape, int ndim, tsr_array *const *inputs,
-                         int ninputs, tsr_stream *stream);
-/* For kernels: a fresh contiguous buffer for the node's output on its device, through the ledger.
- */
-tsr_status tsri_node_alloc(tsr_array *node);
+/* A lazy node: shape/dtype given, the op's parameter struct copied (params_size bytes, any size;
+ * NULL/0 for none), inputs retained, stream retained (NULL = default stream of the default
+ * device). TSR_ERR_STATE for a freed stream, TSR_ERR_NOMEM. The caller owns the result. */
+tsr_status tsri_node_new(tsr_array **out, tsri_primitive primitive, const void *params,
+                         size_t params_size, tsr_dtype dtype, const int64_t *shape, int ndim,
+                         tsr_array *const *inputs, int ninputs, tsr_stream *stream);
+/* The node's evaluated layout as a kernel sees it (core/op.h). */
+void tsri_view_of(const tsr_array *a, tsri_view *v);
 /* Row-major contiguous from `offset` (strides are the packed ones). */
 bool tsri_array_is_contiguous(const tsr_array *a);
 /* "add [4, 3] float32", for messages. */
 const char *tsri_array_describe(const tsr_array *a, char *buf, size_t len);
-/* "[4, 3]". */
-const char *tsri_shape_str(const int64_t *shape, int ndim, char *buf, size_t len);
 /* Validates a shape for `what` (ndim range, non-negative dims, and the product of the non-zero
  * dims times the item size within int64: base/shape.h's rule, the same in any axis order) and
  * gives the element count. TSR_ERR_INVALID naming the values. */
 tsr_status tsri_shape_check(const char *what, const int64_t *shape, int ndim, tsr_dtype dtype,
                             int64_t *size);
-/* Packed row-major strides (in elements) of a shape tsri_shape_check accepted. */
-void tsri_contiguous_strides(const int64_t *shape, int ndim, int64_t *strides);
 
 #endif

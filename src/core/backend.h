@@ -1,15 +1,12 @@
 /* core/backend.h — how core reaches the kernels without depending on a backend: each backend
- * registers a table of kernels indexed by primitive; core runs a node through the table of its
- * stream's device type. src/backends.c, the one file that knows every backend, registers them. */
+ * registers a table of kernels indexed by primitive (core/op.h's tsri_kernel_fn, given a resolved
+ * descriptor); core runs a node through the table of its stream's device type. src/backends.c, the
+ * one file that knows every backend, registers them. */
 #ifndef TSR_CORE_BACKEND_H
 #define TSR_CORE_BACKEND_H
 
-#include "core/array.h"
-
-/* Runs the node's primitive: allocates the output (tsri_node_alloc) or aliases an input's buffer,
- * fills it, and returns TSR_OK; on failure returns the status with the thread's message set
- * (tsri_error), and core records both on the node. Runs on the node's stream worker. */
-typedef tsr_status (*tsri_kernel_fn)(tsr_array *node);
+#include "core/op.h"
+#include "tessera/array.h"
 
 typedef struct {
   const char *name;

@@ -7,7 +7,7 @@
 
 #include "base/status.h"
 #include "base/vec.h"
-#include "core/backend.h"
+#include "core/dispatch.h"
 #include "core/lock.h"
 #include "core/stream.h"
 
@@ -175,18 +175,12 @@ static bool inputs_ready(tsr_array *node) {
 }
 
 static void run_kernel(tsr_array *node) {
-  const tsri_backend *backend = tsri_backend_for(node->device.type);
-  tsri_kernel_fn kernel = backend ? backend->kernels[node->primitive] : NULL;
-  tsr_status status = kernel ? kernel(node)
-                             : tsri_error(TSR_ERR_UNSUPPORTED, "no %s kernel in this build",
-                                          backend ? backend->name : "backend");
+  tsr_status status = tsri_node_dispatch(node);
   if (status == TSR_OK) return;
   char what[160], message[TSR_ERROR_MAX + 200];
   snprintf(message, sizeof message, "%s: %s", tsri_array_describe(node, what, sizeof what),
            tsr_last_error());
   record_failure(node, status, message);
-  tsri_buffer_release(node->buffer); /* nothing half-written stays behind a failed array */
-  node->buffer = NULL;
 }
 
 void tsri_run_node_task(tsri_task *task) {

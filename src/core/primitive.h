@@ -43,19 +43,4 @@ typedef enum {
 
 const char *tsri_primitive_name(tsri_primitive p);
 
-/* Parameters of a node's primitive; each op uses its own member. Plain data, copied into the
- * node at construction. */
-typedef union {
-  unsigned char raw[128];
-  int64_t align_int;
-  double align_double;
-} tsri_params;
-
-/* Each op keeps its parameters in its own struct, defined in its src/ops/ header and stored in
-   the node's params; this gets them back (sizes are checked where the struct is defined with
-   TSRI_PARAMS_FIT). */
-#define TSRI_PARAMS(node, type) ((const type *)(const void *)(node)->params.raw)
-#define TSRI_PARAMS_FIT(type) \
-  _Static_assert(sizeof(type) <= sizeof(tsri_params), #type " does not fit in tsri_params")
-
 #endif

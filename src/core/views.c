@@ -1,4 +1,4 @@
-/* core/views.c — the view kernels (core/views.h): an output that shares its input's buffer with
+/* core/views.c — the view primitives (core/views.h): an output that shares its input's buffer with
  * its own offset and strides, computed when the node runs from the input's evaluated layout (a
  * lazy input's layout is only known then; it may itself be a view). Device-independent: no
  * element is touched here, except by the device's COPY kernel when a reshape cannot re-stride. */
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/status.h"
-#include "core/backend.h"
+#include "core/dispatch.h"
 
 /* A view of `in`'s buffer. Zero-size results get packed strides and the input's offset, so they
  * read as contiguous whatever they were cut from. */
@@ -56,39 +56,25 @@ bool tsri_view_restride(const int64_t *in_shape, const int64_t *in_strides, int 
   return true;
 }
 
-/* A contiguous copy of `in` made by the device's own COPY kernel, run on a stack node that
- * mirrors `node` but has the input's shape; its buffer becomes node's. */
-static tsr_status copy_input(tsr_array *node, tsr_array *in) {
-  const tsri_backend *backend = tsri_backend_for(node->device.type);
-  tsri_kernel_fn copy = backend ? backend->kernels[TSRI_PRIM_COPY] : NULL;
-  if (!copy)
-    return tsri_error(TSR_ERR_UNSUPPORTED, "no copy kernel for a non-contiguous reshape input");
-  tsr_array scratch;
-  memset(&scratch, 0, sizeof scratch);
-  atomic_init(&scratch.refs, 1);
-  atomic_init(&scratch.state, TSRI_NODE_SUBMITTED);
-  scratch.dtype = in->dtype;
-  scratch.ndim = in->ndim;
-  memcpy(scratch.shape, in->shape, sizeof scratch.shape);
-  tsri_contiguous_strides(scratch.shape, scratch.ndim, scratch.strides);
-  scratch.size = in->size;
-  scratch.device = node->device;
-  scratch.primitive = TSRI_PRIM_COPY;
-  scratch.ninputs = 1;
-  scratch.inputs[0] = in;
-  scratch.stream = node->stream;
-  tsr_status status = copy(&scratch);
+/* A contiguous copy of `in` made by the device's own COPY kernel; its buffer becomes node's. */
+static tsr_status copy_input(tsr_array *node, const tsr_array *in) {
+  tsri_op op = {
+      .primitive = TSRI_PRIM_COPY, .ninputs = 1, .device = node->device, .stream = node->stream};
+  tsri_view_of(in, &op.in[0]);
+  tsri_buffer *buffer = NULL;
+  tsr_status status = tsri_op_alloc_out(&op, in->dtype, in->shape, in->ndim, &buffer);
+  if (status == TSR_OK) status = tsri_kernel_call(&op);
   if (status != TSR_OK) {
-    tsri_buffer_release(scratch.buffer);
+    tsri_buffer_release(buffer);
     return status;
   }
-  node->buffer = scratch.buffer;
+  node->buffer = buffer;
   node->offset = 0;
   tsri_contiguous_strides(node->shape, node->ndim, node->strides);
   return TSR_OK;
 }
 
-tsr_status tsri_view_reshape(tsr_array *node) {
+static tsr_status view_reshape(tsr_array *node) {
   tsr_array *in = node->inputs[0];
   bool keep_strides = TSRI_PARAMS(node, tsri_reshape_params)->keep_strides;
   bool packed_input = node->size == 0 || tsri_array_is_contiguous(in);
@@ -103,7 +89,7 @@ tsr_status tsri_view_reshape(tsr_array *node) {
   return TSR_OK;
 }
 
-tsr_status tsri_view_transpose(tsr_array *node) {
+static tsr_status view_transpose(tsr_array *node) {
   const tsri_transpose_params *p = TSRI_PARAMS(node, tsri_transpose_params);
   const tsr_array *in = node->inputs[0];
   for (int i = 0; i < node->ndim; i++)
@@ -112,7 +98,7 @@ tsr_status tsri_view_transpose(tsr_array *node) {
   return TSR_OK;
 }
 
-tsr_status tsri_view_slice(tsr_array *node) {
+static tsr_status view_slice(tsr_array *node) {
   const tsri_slice_params *p = TSRI_PARAMS(node, tsri_slice_params);
   const tsr_array *in = node->inputs[0];
   int64_t offset = in->offset;
@@ -124,7 +110,7 @@ tsr_status tsri_view_slice(tsr_array *node) {
   return TSR_OK;
 }
 
-tsr_status tsri_view_broadcast_to(tsr_array *node) {
+static tsr_status view_broadcast_to(tsr_array *node) {
   const tsr_array *in = node->inputs[0];
   int lead = node->ndim - in->ndim;
   for (int i = 0; i < node->ndim; i++) {
@@ -133,4 +119,38 @@ tsr_status tsri_view_broadcast_to(tsr_array *node) {
   }
   alias_input(node, in, in->offset);
   return TSR_OK;
+}
+
+/* A part of a quantize blob: the blob's buffer, this part's offset in elements of its dtype (the
+   byte offset is a multiple of 64, so it divides), packed strides. */
+static tsr_status view_quant_part(tsr_array *node) {
+  const tsr_array *blob = node->inputs[0];
+  const tsri_quant_part_params *p = TSRI_PARAMS(node, tsri_quant_part_params);
+  node->buffer = tsri_buffer_retain(blob->buffer);
+  node->offset =
+      node->size == 0 ? 0 : (blob->offset + p->byte_offset) / (int64_t)tsr_dtype_size(node->dtype);
+  tsri_contiguous_strides(node->shape, node->ndim, node->strides);
+  return TSR_OK;
+}
+
+bool tsri_primitive_is_view(tsri_primitive p) {
+  return p == TSRI_PRIM_RESHAPE || p == TSRI_PRIM_TRANSPOSE || p == TSRI_PRIM_SLICE ||
+         p == TSRI_PRIM_BROADCAST_TO || p == TSRI_PRIM_QUANT_PART;
+}
+
+tsr_status tsri_view_run(tsr_array *node) {
+  switch (node->primitive) {
+    case TSRI_PRIM_RESHAPE:
+      return view_reshape(node);
+    case TSRI_PRIM_TRANSPOSE:
+      return view_transpose(node);
+    case TSRI_PRIM_SLICE:
+      return view_slice(node);
+    case TSRI_PRIM_BROADCAST_TO:
+      return view_broadcast_to(node);
+    case TSRI_PRIM_QUANT_PART:
+      return view_quant_part(node);
+    default:
+      return tsri_error(TSR_ERR_STATE, "%s is not a view", tsri_primitive_name(node->primitive));
+  }
 }

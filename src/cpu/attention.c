@@ -14,8 +14,8 @@
 #define QUERY_BLOCK 64
 
 typedef struct {
-  const tsr_array *q, *k, *v;
-  tsr_array *out;
+  const tsri_view *q, *k, *v, *out;
+  tsr_device device; /* the op's: where the scratch comes from */
   int64_t hq, hkv, tq, tk, d;
   float scale;
   bool causal;
@@ -36,7 +36,7 @@ static int64_t visible_keys(const sdpa_plan *p, int64_t query) {
  * rows are heads [h, h + rows) instead, all of one kv head: q rows and outputs lie at the same
  * offsets the general case computes with first = 0. */
 static void attend_block(sdpa_plan *p, int64_t b, int64_t h, int64_t first, int64_t rows) {
-  const tsr_array *q = p->q;
+  const tsri_view *q = p->q;
   tsri_gemm_operand_at(
       &p->q_op, q->offset + b * q->strides[0] + h * q->strides[1] + first * q->strides[2], rows);
   int64_t keys = visible_keys(p, first + rows - 1); /* the block's widest row */
@@ -49,18 +49,18 @@ static void attend_block(sdpa_plan *p, int64_t b, int64_t h, int64_t first, int6
     memset(row + visible, 0, (size_t)(keys - visible) * sizeof *row);
   }
   int64_t out_offset = ((b * p->hq + h) * p->tq + first) * p->d;
-  float *o = p->o ? (float *)p->o->data : (float *)p->out->buffer->data + out_offset;
+  float *o = p->o ? (float *)p->o->data : (float *)p->out->data + out_offset;
   tsri_gemm_operand probabilities = {.data = scores, .ld = (int)keys};
   tsri_gemm(&probabilities, &p->v_op, false, rows, p->d, keys, 1.0f, 0.0f, o, p->d);
   if (p->o) {
     size_t element = tsr_dtype_size(p->out->dtype);
-    tsri_cpu_store_f32((unsigned char *)p->out->buffer->data + out_offset * (int64_t)element,
-                       p->out->dtype, rows * p->d, o);
+    tsri_cpu_store_f32((unsigned char *)p->out->data + out_offset * (int64_t)element, p->out->dtype,
+                       rows * p->d, o);
   }
 }
 
 static void run_sdpa(sdpa_plan *p, int64_t batches) {
-  const tsr_array *k = p->k, *v = p->v;
+  const tsri_view *k = p->k, *v = p->v;
   int64_t group = p->hq / p->hkv; /* query heads per kv head */
   for (int64_t b = 0; b < batches; b++) {
     for (int64_t g = 0; g < p->hkv; g++) {
@@ -84,46 +84,48 @@ static void run_sdpa(sdpa_plan *p, int64_t batches) {
 }
 
 static tsr_status plan_scratch(sdpa_plan *p) {
-  const tsr_array *q = p->q, *k = p->k, *v = p->v;
+  const tsri_view *q = p->q, *k = p->k, *v = p->v;
   /* With one query row per head (decode), a block's rows are the query heads that share a kv
    * head (their rows lie q->strides[1] apart, as their outputs lie d apart): two GEMMs per kv head
    * instead of two matrix-vector calls per query head, ~16x fewer OpenBLAS calls for GLM-4-9B. */
   bool heads_as_rows = p->tq == 1;
   int64_t rows = heads_as_rows ? p->hq / p->hkv : p->tq;
   int64_t block = rows < QUERY_BLOCK ? rows : QUERY_BLOCK;
-  tsr_status status = tsri_gemm_operand_init(&p->q_op, q, block, p->d,
+  tsr_status status = tsri_gemm_operand_init(&p->q_op, q, p->device, block, p->d,
                                              q->strides[heads_as_rows ? 1 : 2], q->strides[3]);
   if (status == TSR_OK)
-    status = tsri_gemm_operand_init(&p->k_op, k, p->tk, p->d, k->strides[2], k->strides[3]);
+    status =
+        tsri_gemm_operand_init(&p->k_op, k, p->device, p->tk, p->d, k->strides[2], k->strides[3]);
   if (status == TSR_OK)
-    status = tsri_gemm_operand_init(&p->v_op, v, p->tk, p->d, v->strides[2], v->strides[3]);
-  if (status == TSR_OK) status = tsri_cpu_scratch(p->out->device, block * p->tk, &p->scores);
+    status =
+        tsri_gemm_operand_init(&p->v_op, v, p->device, p->tk, p->d, v->strides[2], v->strides[3]);
+  if (status == TSR_OK) status = tsri_cpu_scratch(p->device, block * p->tk, &p->scores);
   if (status == TSR_OK && p->out->dtype != TSR_FLOAT32)
-    status = tsri_cpu_scratch(p->out->device, block * p->d, &p->o);
+    status = tsri_cpu_scratch(p->device, block * p->d, &p->o);
   return status;
 }
 
-tsr_status tsri_cpu_sdpa(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsri_sdpa_params *params = TSRI_PARAMS(node, tsri_sdpa_params);
-  sdpa_plan p = {.q = node->inputs[0],
-                 .k = node->inputs[1],
-                 .v = node->inputs[2],
-                 .out = node,
-                 .hq = node->shape[1],
-                 .hkv = node->inputs[1]->shape[1],
-                 .tq = node->shape[2],
-                 .tk = node->inputs[1]->shape[2],
-                 .d = node->shape[3],
+tsr_status tsri_cpu_sdpa(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  const tsri_sdpa_params *params = TSRI_PARAMS(op, tsri_sdpa_params);
+  sdpa_plan p = {.q = &op->in[0],
+                 .k = &op->in[1],
+                 .v = &op->in[2],
+                 .out = &op->out,
+                 .device = op->device,
+                 .hq = op->out.shape[1],
+                 .hkv = op->in[1].shape[1],
+                 .tq = op->out.shape[2],
+                 .tk = op->in[1].shape[2],
+                 .d = op->out.shape[3],
                  .scale = params->scale,
                  .causal = params->causal};
   if (p.tk == 0) { /* no keys (never causal: ops/nn.c rejects Tk < Tq): an empty sum, zeros */
-    memset(node->buffer->data, 0, (size_t)node->size * tsr_dtype_size(node->dtype));
+    memset(op->out.data, 0, (size_t)op->out.size * tsr_dtype_size(op->out.dtype));
     return TSR_OK;
   }
-  status = plan_scratch(&p);
-  if (status == TSR_OK) run_sdpa(&p, node->shape[0]);
+  tsr_status status = plan_scratch(&p);
+  if (status == TSR_OK) run_sdpa(&p, op->out.shape[0]);
   tsri_buffer_release(p.o);
   tsri_buffer_release(p.scores);
   tsri_gemm_operand_free(&p.v_op);

@@ -3,10 +3,10 @@
 #ifndef TSR_CPU_ATTENTION_H
 #define TSR_CPU_ATTENTION_H
 
-#include "core/array.h"
+#include "core/op.h"
 
 /* TSRI_PRIM_SDPA: q [B, Hq, Tq, D], k and v [B, Hkv, Tk, D], parameters tsri_sdpa_params. */
-tsr_status tsri_cpu_sdpa(tsr_array *node);
+tsr_status tsri_cpu_sdpa(const tsri_op *op);
 
 /* y = softmax(x) over n float32 values, max-subtracted, the sum formed in float32 chunk by chunk
  * (cpu/nn.c); x == y is allowed. */

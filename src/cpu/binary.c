@@ -4,7 +4,7 @@
  * Operands are converted to the op's computation type, which is the promoted dtype (tessera/ops.h)
  * held in float32 for the float dtypes and in int64 for integers and bool: an int32 operand of a
  * bfloat16 op is first rounded to bfloat16, as astype would. Float results are then rounded once
- * to the node's dtype, so float16/bfloat16 add, subtract, multiply and divide are correctly
+ * to the output's dtype, so float16/bfloat16 add, subtract, multiply and divide are correctly
  * rounded (float32 carries more than 2p+2 bits of either). A row of three float32 operands skips
  * the scratch and runs the op straight on the data.
  *
@@ -44,10 +44,11 @@ void tsri_cpu_load_operand(const void *base, tsr_dtype dtype, int64_t stride, in
     tsri_cpu_load_i64(base, dtype, stride, n, (int64_t *)dst);
 }
 
-static void run_row(const tsr_array *node, const tsri_binary_fns *fns, tsr_dtype compute,
+static void run_row(const tsri_op *op, const tsri_binary_fns *fns, tsr_dtype compute,
                     const binary_row *row) {
-  const tsr_array *a = node->inputs[0], *b = node->inputs[1];
-  if (a->dtype == TSR_FLOAT32 && b->dtype == TSR_FLOAT32 && node->dtype == TSR_FLOAT32) {
+  const tsri_view *a = &op->in[0], *b = &op->in[1];
+  tsr_dtype out_dtype = op->out.dtype;
+  if (a->dtype == TSR_FLOAT32 && b->dtype == TSR_FLOAT32 && out_dtype == TSR_FLOAT32) {
     fns->f32((float *)row->out, (const float *)row->a, row->stride_a, (const float *)row->b,
              row->stride_b, row->n);
     return;
@@ -58,7 +59,7 @@ static void run_row(const tsr_array *node, const tsri_binary_fns *fns, tsr_dtype
   } x, y;
   int64_t step_a = row->stride_a * (int64_t)tsr_dtype_size(a->dtype);
   int64_t step_b = row->stride_b * (int64_t)tsr_dtype_size(b->dtype);
-  int64_t out_size = (int64_t)tsr_dtype_size(node->dtype);
+  int64_t out_size = (int64_t)tsr_dtype_size(out_dtype);
   bool as_float = tsri_dtype_is_float(compute);
   for (int64_t start = 0; start < row->n; start += CHUNK) {
     int64_t n = row->n - start < CHUNK ? row->n - start : CHUNK;
@@ -66,40 +67,39 @@ static void run_row(const tsr_array *node, const tsri_binary_fns *fns, tsr_dtype
     tsri_cpu_load_operand(row->b + start * step_b, b->dtype, row->stride_b, n, compute, &y);
     if (as_float) {
       fns->f32(x.f, x.f, 1, y.f, 1, n);
-      tsri_cpu_store_f32(row->out + start * out_size, node->dtype, n, x.f);
+      tsri_cpu_store_f32(row->out + start * out_size, out_dtype, n, x.f);
     } else {
       fns->i64(x.i, x.i, y.i, n);
-      tsri_cpu_store_i64(row->out + start * out_size, node->dtype, n, x.i);
+      tsri_cpu_store_i64(row->out + start * out_size, out_dtype, n, x.i);
     }
   }
 }
 
-tsr_status tsri_cpu_binary_run(tsr_array *node, const tsri_binary_fns *fns) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsr_array *a = node->inputs[0], *b = node->inputs[1];
+tsr_status tsri_cpu_binary_run(const tsri_op *op, const tsri_binary_fns *fns) {
+  const tsri_view *a = &op->in[0], *b = &op->in[1], *out = &op->out;
+  if (out->size == 0) return TSR_OK;
   tsr_dtype compute = tsri_dtype_promote(a->dtype, b->dtype);
   if (!tsri_dtype_is_float(compute) && !fns->i64) compute = TSR_FLOAT32;
   int64_t strides_a[TSR_MAX_NDIM], strides_b[TSR_MAX_NDIM];
-  tsri_broadcast_strides(a, node, strides_a);
-  tsri_broadcast_strides(b, node, strides_b);
-  const int64_t *strides[3] = {strides_a, strides_b, node->strides};
-  int64_t offsets[3] = {a->offset, b->offset, 0};
+  tsri_broadcast_strides(a, out, strides_a);
+  tsri_broadcast_strides(b, out, strides_b);
+  const int64_t *strides[3] = {strides_a, strides_b, out->strides};
+  int64_t offsets[3] = {a->offset, b->offset, out->offset};
   tsri_row_walker walker;
-  tsri_row_walker_init(&walker, node, 3, strides, offsets);
-  int last = node->ndim - 1;
+  tsri_row_walker_init(&walker, out, 3, strides, offsets);
+  int last = out->ndim - 1;
   int64_t size_a = (int64_t)tsr_dtype_size(a->dtype), size_b = (int64_t)tsr_dtype_size(b->dtype);
-  int64_t size_out = (int64_t)tsr_dtype_size(node->dtype);
+  int64_t size_out = (int64_t)tsr_dtype_size(out->dtype);
   do {
     binary_row row = {
-        .a = (const unsigned char *)a->buffer->data + walker.offset[0] * size_a,
-        .b = (const unsigned char *)b->buffer->data + walker.offset[1] * size_b,
-        .out = (unsigned char *)node->buffer->data + walker.offset[2] * size_out,
+        .a = (const unsigned char *)a->data + walker.offset[0] * size_a,
+        .b = (const unsigned char *)b->data + walker.offset[1] * size_b,
+        .out = (unsigned char *)out->data + walker.offset[2] * size_out,
         .stride_a = last >= 0 ? strides_a[last] : 0,
         .stride_b = last >= 0 ? strides_b[last] : 0,
-        .n = last >= 0 ? node->shape[last] : 1,
+        .n = last >= 0 ? out->shape[last] : 1,
     };
-    run_row(node, fns, compute, &row);
+    run_row(op, fns, compute, &row);
   } while (tsri_row_walker_next(&walker));
   return TSR_OK;
 }
@@ -157,8 +157,8 @@ static const tsri_binary_fns arithmetic_ops[TSRI_PRIM_COUNT] = {
     [TSRI_PRIM_POWER] = {power_f32, power_i64},
 };
 
-static tsr_status cpu_arithmetic(tsr_array *node) {
-  return tsri_cpu_binary_run(node, &arithmetic_ops[node->primitive]);
+static tsr_status cpu_arithmetic(const tsri_op *op) {
+  return tsri_cpu_binary_run(op, &arithmetic_ops[op->primitive]);
 }
 
 void tsri_cpu_register_binary(tsri_kernel_fn *table) {

@@ -1,7 +1,7 @@
 /* cpu/binary.h — the row machinery the elementwise binary kernels share (cpu/binary.c for the
  * arithmetic ops, cpu/compare.c for comparisons and where). An op is a pair of row functions;
  * the runner walks the broadcast operands, converts them to the op's computation type and stores
- * the result in the node's dtype. Not the kernels themselves. */
+ * the result in the output's dtype. Not the kernels themselves. */
 #ifndef TSR_CPU_BINARY_H
 #define TSR_CPU_BINARY_H
 
@@ -15,7 +15,7 @@ typedef void (*tsri_binary_i64_fn)(int64_t *out, const int64_t *x, const int64_t
 
 /* How one op computes: in float32 when the operands' promoted dtype is a float (float16 and
  * bfloat16 too), else in int64; `i64` NULL means integer operands are computed as float32
- * (divide). Comparisons return 1 or 0 and the node's bool dtype stores != 0. */
+ * (divide). Comparisons return 1 or 0 and the output's bool dtype stores != 0. */
 typedef struct {
   tsri_binary_f32_fn f32;
   tsri_binary_i64_fn i64;
@@ -61,9 +61,9 @@ typedef struct {
     }                                                                             \
   }
 
-/* Runs `fns` over the node's two inputs (broadcast to its shape, any layout) into a fresh
- * contiguous output. TSR_OK or the allocation's error. */
-tsr_status tsri_cpu_binary_run(tsr_array *node, const tsri_binary_fns *fns);
+/* Runs `fns` over the op's two inputs (broadcast to the output's shape, any layout) into its
+ * output. TSR_OK. */
+tsr_status tsri_cpu_binary_run(const tsri_op *op, const tsri_binary_fns *fns);
 
 /* Loads element i of a strided row of `dtype` as the computation type of a binary op: as float32
  * when `compute` is a float dtype (rounded to compute's precision), else as int64. */

@@ -37,8 +37,8 @@ static const tsri_binary_fns compare_ops[TSRI_PRIM_COUNT] = {
     [TSRI_PRIM_GREATER_EQUAL] = {greater_equal_f32, greater_equal_i64},
 };
 
-static tsr_status cpu_compare(tsr_array *node) {
-  return tsri_cpu_binary_run(node, &compare_ops[node->primitive]);
+static tsr_status cpu_compare(const tsri_op *op) {
+  return tsri_cpu_binary_run(op, &compare_ops[op->primitive]);
 }
 
 /* One row of where: cond, a and b at their strides, out contiguous. */
@@ -49,7 +49,7 @@ typedef struct {
   int64_t n;
 } where_row;
 
-static void where_chunk(const tsr_array *node, const where_row *row, int64_t start, int64_t n) {
+static void where_chunk(const tsri_op *op, const where_row *row, int64_t start, int64_t n) {
   union {
     float f[CHUNK];
     int64_t i[CHUNK];
@@ -57,12 +57,11 @@ static void where_chunk(const tsr_array *node, const where_row *row, int64_t sta
   float cond[CHUNK];
   const unsigned char *from[3];
   for (int k = 0; k < 3; k++)
-    from[k] =
-        row->data[k] + start * row->stride[k] * (int64_t)tsr_dtype_size(node->inputs[k]->dtype);
-  tsr_dtype dtype = node->dtype;
-  tsri_cpu_load_f32(from[0], node->inputs[0]->dtype, row->stride[0], n, cond);
-  tsri_cpu_load_operand(from[1], node->inputs[1]->dtype, row->stride[1], n, dtype, &x);
-  tsri_cpu_load_operand(from[2], node->inputs[2]->dtype, row->stride[2], n, dtype, &y);
+    from[k] = row->data[k] + start * row->stride[k] * (int64_t)tsr_dtype_size(op->in[k].dtype);
+  tsr_dtype dtype = op->out.dtype;
+  tsri_cpu_load_f32(from[0], op->in[0].dtype, row->stride[0], n, cond);
+  tsri_cpu_load_operand(from[1], op->in[1].dtype, row->stride[1], n, dtype, &x);
+  tsri_cpu_load_operand(from[2], op->in[2].dtype, row->stride[2], n, dtype, &y);
   unsigned char *out = row->out + start * (int64_t)tsr_dtype_size(dtype);
   if (tsri_dtype_is_float(dtype)) {
     for (int64_t i = 0; i < n; i++)
@@ -77,33 +76,33 @@ static void where_chunk(const tsr_array *node, const where_row *row, int64_t sta
 
 /* The row walker carries three operands; where has four (cond, a, b, out), so a second walker
    over the same shape moves b in lockstep with the first. */
-static tsr_status cpu_where(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
+static tsr_status cpu_where(const tsri_op *op) {
+  const tsri_view *out = &op->out;
+  if (out->size == 0) return TSR_OK;
   int64_t strides[3][TSR_MAX_NDIM];
   for (int k = 0; k < 3; k++)
-    tsri_broadcast_strides(node->inputs[k], node, strides[k]);
-  const int64_t *first_strides[3] = {strides[0], strides[1], node->strides};
+    tsri_broadcast_strides(&op->in[k], out, strides[k]);
+  const int64_t *first_strides[3] = {strides[0], strides[1], out->strides};
   const int64_t *second_strides[1] = {strides[2]};
-  int64_t first_offsets[3] = {node->inputs[0]->offset, node->inputs[1]->offset, 0};
-  int64_t second_offsets[1] = {node->inputs[2]->offset};
+  int64_t first_offsets[3] = {op->in[0].offset, op->in[1].offset, out->offset};
+  int64_t second_offsets[1] = {op->in[2].offset};
   tsri_row_walker first, second;
-  tsri_row_walker_init(&first, node, 3, first_strides, first_offsets);
-  tsri_row_walker_init(&second, node, 1, second_strides, second_offsets);
-  int last = node->ndim - 1;
-  int64_t out_size = (int64_t)tsr_dtype_size(node->dtype);
+  tsri_row_walker_init(&first, out, 3, first_strides, first_offsets);
+  tsri_row_walker_init(&second, out, 1, second_strides, second_offsets);
+  int last = out->ndim - 1;
+  int64_t out_size = (int64_t)tsr_dtype_size(out->dtype);
   do {
     int64_t offsets[3] = {first.offset[0], first.offset[1], second.offset[0]};
-    where_row row = {.out = (unsigned char *)node->buffer->data + first.offset[2] * out_size,
-                     .n = last >= 0 ? node->shape[last] : 1};
+    where_row row = {.out = (unsigned char *)out->data + first.offset[2] * out_size,
+                     .n = last >= 0 ? out->shape[last] : 1};
     for (int k = 0; k < 3; k++) {
-      const tsr_array *in = node->inputs[k];
+      const tsri_view *in = &op->in[k];
       row.data[k] =
-          (const unsigned char *)in->buffer->data + offsets[k] * (int64_t)tsr_dtype_size(in->dtype);
+          (const unsigned char *)in->data + offsets[k] * (int64_t)tsr_dtype_size(in->dtype);
       row.stride[k] = last >= 0 ? strides[k][last] : 0;
     }
     for (int64_t start = 0; start < row.n; start += CHUNK)
-      where_chunk(node, &row, start, row.n - start < CHUNK ? row.n - start : CHUNK);
+      where_chunk(op, &row, start, row.n - start < CHUNK ? row.n - start : CHUNK);
     tsri_row_walker_next(&second);
   } while (tsri_row_walker_next(&first));
   return TSR_OK;

@@ -9,40 +9,37 @@
 #include "ops/creation.h"
 
 /* One element converted, then repeated by doubling copies. */
-static tsr_status cpu_full(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsri_full_params *params = TSRI_PARAMS(node, tsri_full_params);
-  unsigned char *data = (unsigned char *)node->buffer->data;
-  size_t element = tsr_dtype_size(node->dtype), total = (size_t)node->size * element;
+static tsr_status cpu_full(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  const tsri_full_params *params = TSRI_PARAMS(op, tsri_full_params);
+  unsigned char *data = (unsigned char *)op->out.data;
+  size_t element = tsr_dtype_size(op->out.dtype), total = (size_t)op->out.size * element;
   tsri_cpu_store_f64_element(data, params->dtype, params->value);
   for (size_t filled = element; filled < total; filled *= 2)
     memcpy(data + filled, data, filled < total - filled ? filled : total - filled);
   return TSR_OK;
 }
 
-static tsr_status cpu_arange(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsri_arange_params *params = TSRI_PARAMS(node, tsri_arange_params);
-  unsigned char *data = (unsigned char *)node->buffer->data;
-  size_t element = tsr_dtype_size(node->dtype);
-  for (int64_t i = 0; i < node->size; i++)
-    tsri_cpu_store_f64_element(data + (size_t)i * element, node->dtype,
+static tsr_status cpu_arange(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  const tsri_arange_params *params = TSRI_PARAMS(op, tsri_arange_params);
+  unsigned char *data = (unsigned char *)op->out.data;
+  size_t element = tsr_dtype_size(op->out.dtype);
+  for (int64_t i = 0; i < op->out.size; i++)
+    tsri_cpu_store_f64_element(data + (size_t)i * element, op->out.dtype,
                                params->start + (double)i * params->step);
   return TSR_OK;
 }
 
-static void astype_row(const tsr_array *node, const unsigned char *src, int64_t src_stride,
+static void astype_row(const tsri_op *op, const unsigned char *src, int64_t src_stride,
                        unsigned char *dst, int64_t n, void *ctx) {
   (void)ctx;
-  tsri_cpu_convert_row(src, node->inputs[0]->dtype, src_stride, n, dst, node->dtype);
+  tsri_cpu_convert_row(src, op->in[0].dtype, src_stride, n, dst, op->out.dtype);
 }
 
-static tsr_status cpu_astype(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  tsri_for_each_unary_row(node, astype_row, NULL);
+static tsr_status cpu_astype(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  tsri_for_each_unary_row(op, astype_row, NULL);
   return TSR_OK;
 }
 

@@ -37,16 +37,17 @@ static bool fits_col_major(const tsri_gemm_operand *op, int64_t *ld) {
   return *ld >= at_least_one(op->rows) && *ld <= INT_MAX;
 }
 
-tsr_status tsri_gemm_operand_init(tsri_gemm_operand *op, const tsr_array *array, int64_t max_rows,
-                                  int64_t cols, int64_t row_stride, int64_t col_stride) {
-  *op = (tsri_gemm_operand){.array = array,
+tsr_status tsri_gemm_operand_init(tsri_gemm_operand *op, const tsri_view *view, tsr_device device,
+                                  int64_t max_rows, int64_t cols, int64_t row_stride,
+                                  int64_t col_stride) {
+  *op = (tsri_gemm_operand){.view = view,
                             .rows = max_rows,
                             .cols = cols,
                             .row_stride = row_stride,
                             .col_stride = col_stride,
                             .loaded_offset = -1};
   int64_t ld = 0;
-  if (array->dtype == TSR_FLOAT32) {
+  if (view->dtype == TSR_FLOAT32) {
     if (fits_row_major(op, &ld)) {
       op->direct = true;
     } else if (fits_col_major(op, &ld)) {
@@ -56,15 +57,15 @@ tsr_status tsri_gemm_operand_init(tsri_gemm_operand *op, const tsr_array *array,
     if (op->direct) return TSR_OK;
   }
   /* A strided, broadcast, reversed or non-float32 matrix: gathered per use. */
-  return tsri_cpu_scratch(array->device, max_rows * cols, &op->scratch);
+  return tsri_cpu_scratch(device, max_rows * cols, &op->scratch);
 }
 
 /* Gathers rows x cols elements into scratch in the order that walks the source's smaller stride
  * innermost: a transposed float16 weight is read along its rows, then used as CblasTrans. */
 static void gather(tsri_gemm_operand *op, int64_t offset, int64_t rows) {
-  const tsr_array *x = op->array;
+  const tsri_view *x = op->view;
   int64_t element = (int64_t)tsr_dtype_size(x->dtype);
-  const unsigned char *base = (const unsigned char *)x->buffer->data;
+  const unsigned char *base = (const unsigned char *)x->data;
   float *dst = (float *)op->scratch->data;
   int64_t abs_row = op->row_stride < 0 ? -op->row_stride : op->row_stride;
   int64_t abs_col = op->col_stride < 0 ? -op->col_stride : op->col_stride;
@@ -85,7 +86,7 @@ static void gather(tsri_gemm_operand *op, int64_t offset, int64_t rows) {
 
 void tsri_gemm_operand_at(tsri_gemm_operand *op, int64_t offset, int64_t rows) {
   if (op->direct) {
-    op->data = (const float *)op->array->buffer->data + offset;
+    op->data = (const float *)op->view->data + offset;
     return;
   }
   if (offset == op->loaded_offset && rows == op->loaded_rows) return;

@@ -5,7 +5,8 @@
 #ifndef TSR_CPU_GEMM_H
 #define TSR_CPU_GEMM_H
 
-#include "core/array.h"
+#include "core/op.h"
+#include "memory/buffer.h"
 
 typedef struct {
   /* What sgemm reads, valid after tsri_gemm_operand_at: the matrix is `data` with leading
@@ -14,8 +15,8 @@ typedef struct {
   int ld;
   bool transposed;
 
-  /* The source: a rows x cols matrix of `array` with these element strides. */
-  const tsr_array *array;
+  /* The source: a rows x cols matrix of `view` with these element strides. */
+  const tsri_view *view;
   int64_t rows, cols, row_stride, col_stride;
   bool direct;           /* read in place: float32, unit stride on one axis */
   tsri_buffer *scratch;  /* rows x cols float32 when gathered */
@@ -24,13 +25,14 @@ typedef struct {
   int64_t loaded_rows;
 } tsri_gemm_operand;
 
-/* Decides how `array`'s matrices of at most max_rows x cols will reach sgemm and allocates the
- * scratch they need (through the ledger of the array's device: TSR_ERR_CAP/NOMEM with the
- * message set). */
-tsr_status tsri_gemm_operand_init(tsri_gemm_operand *op, const tsr_array *array, int64_t max_rows,
-                                  int64_t cols, int64_t row_stride, int64_t col_stride);
-/* Points the operand at the matrix of `rows` rows starting at element `offset` of the array's
- * buffer, gathering it when it cannot be read in place. */
+/* Decides how `view`'s matrices of at most max_rows x cols will reach sgemm and allocates the
+ * scratch they need (through the ledger of `device`, the op's: TSR_ERR_CAP/NOMEM with the
+ * message set). The view must outlive the operand. */
+tsr_status tsri_gemm_operand_init(tsri_gemm_operand *op, const tsri_view *view, tsr_device device,
+                                  int64_t max_rows, int64_t cols, int64_t row_stride,
+                                  int64_t col_stride);
+/* Points the operand at the matrix of `rows` rows starting at element `offset` of the view's
+ * data, gathering it when it cannot be read in place. */
 void tsri_gemm_operand_at(tsri_gemm_operand *op, int64_t offset, int64_t rows);
 void tsri_gemm_operand_free(tsri_gemm_operand *op);
 

@@ -1,6 +1,6 @@
 /* cpu/indexing.c — CPU kernels of ops/indexing.c: take and take_along_axis (indices loaded as
- * int64 and checked before anything is written) and slice_update (donating dst's buffer when
- * nothing else can see it). Not the index checks of shapes, which the ops did. */
+ * int64 and checked before anything is written) and slice_update (writing in place when core
+ * donated dst's buffer as the output). Not the index checks of shapes, which the ops did. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +48,7 @@ static const char *position_str(int64_t flat, const int64_t *shape, int ndim, ch
 
 /* Every index of `indices` as int64, row-major in a new array (free it), each checked against
  * [0, dim): TSR_ERR_INVALID naming the first one outside, its position and the dim. */
-static tsr_status load_indices(const tsr_array *indices, int64_t dim, int axis, const tsr_array *a,
+static tsr_status load_indices(const tsri_view *indices, int64_t dim, int axis, const tsri_view *a,
                                int64_t **out) {
   int64_t *values = malloc((size_t)(indices->size > 0 ? indices->size : 1) * sizeof *values);
   if (!values)
@@ -63,9 +63,8 @@ static tsr_status load_indices(const tsr_array *indices, int64_t dim, int axis, 
     int64_t n = last >= 0 ? indices->shape[last] : 1, stride = last >= 0 ? strides[0][last] : 0;
     size_t element = tsr_dtype_size(indices->dtype);
     do {
-      tsri_cpu_load_i64(
-          (const unsigned char *)indices->buffer->data + walker.offset[0] * (int64_t)element,
-          indices->dtype, stride, n, values + row * n);
+      tsri_cpu_load_i64((const unsigned char *)indices->data + walker.offset[0] * (int64_t)element,
+                        indices->dtype, stride, n, values + row * n);
       row++;
     } while (tsri_row_walker_next(&walker));
   }
@@ -84,22 +83,22 @@ static tsr_status load_indices(const tsr_array *indices, int64_t dim, int axis, 
   return TSR_OK;
 }
 
-/* Gathers node's elements: per output row, element i comes from a at
+/* Gathers the output's elements: per output row, element i comes from a at
    a_offset + i * a_step + index * axis_stride, with index = values[idx_offset + i * idx_step]. */
-static void gather_rows(tsr_array *node, const tsr_array *a, const int64_t *values,
+static void gather_rows(const tsri_op *op, const tsri_view *a, const int64_t *values,
                         const int64_t *a_strides, const int64_t *idx_strides) {
-  size_t element = tsr_dtype_size(node->dtype);
-  int axis = TSRI_PARAMS(node, tsri_take_params)->axis;
+  size_t element = tsr_dtype_size(op->out.dtype);
+  int axis = TSRI_PARAMS(op, tsri_take_params)->axis;
   int64_t axis_stride = a->strides[axis];
-  const int64_t *strides[3] = {a_strides, idx_strides, node->strides};
-  int64_t offsets[3] = {a->offset, 0, 0};
+  const int64_t *strides[3] = {a_strides, idx_strides, op->out.strides};
+  int64_t offsets[3] = {a->offset, 0, op->out.offset};
   tsri_row_walker walker;
-  tsri_row_walker_init(&walker, node, 3, strides, offsets);
-  int last = node->ndim - 1;
-  int64_t n = last >= 0 ? node->shape[last] : 1;
+  tsri_row_walker_init(&walker, &op->out, 3, strides, offsets);
+  int last = op->out.ndim - 1;
+  int64_t n = last >= 0 ? op->out.shape[last] : 1;
   int64_t a_step = last >= 0 ? a_strides[last] : 0, idx_step = last >= 0 ? idx_strides[last] : 0;
-  const unsigned char *src = (const unsigned char *)a->buffer->data;
-  unsigned char *dst = (unsigned char *)node->buffer->data;
+  const unsigned char *src = (const unsigned char *)a->data;
+  unsigned char *dst = (unsigned char *)op->out.data;
   do {
     const int64_t *row_values = values + walker.offset[1];
     unsigned char *out = dst + walker.offset[2] * (int64_t)element;
@@ -115,43 +114,41 @@ static void gather_rows(tsr_array *node, const tsr_array *a, const int64_t *valu
   } while (tsri_row_walker_next(&walker));
 }
 
-static tsr_status cpu_take(tsr_array *node) {
-  const tsr_array *a = node->inputs[0], *indices = node->inputs[1];
-  int axis = TSRI_PARAMS(node, tsri_take_params)->axis;
+static tsr_status cpu_take(const tsri_op *op) {
+  const tsri_view *a = &op->in[0], *indices = &op->in[1];
+  int axis = TSRI_PARAMS(op, tsri_take_params)->axis;
   int64_t *values = NULL;
   tsr_status status = load_indices(indices, a->shape[axis], axis, a, &values);
-  if (status == TSR_OK) status = tsri_node_alloc(node);
-  if (status == TSR_OK && node->size > 0) {
+  if (status == TSR_OK && op->out.size > 0) {
     /* Output axes: a's before `axis`, then the indices' (read through `values`), then a's after. */
     int64_t a_strides[TSR_MAX_NDIM], idx_strides[TSR_MAX_NDIM], packed[TSR_MAX_NDIM];
     tsri_contiguous_strides(indices->shape, indices->ndim, packed);
     int q = indices->ndim;
-    for (int k = 0; k < node->ndim; k++) {
+    for (int k = 0; k < op->out.ndim; k++) {
       bool in_indices = k >= axis && k < axis + q;
       a_strides[k] = k < axis ? a->strides[k] : in_indices ? 0 : a->strides[k - q + 1];
       idx_strides[k] = in_indices ? packed[k - axis] : 0;
     }
-    gather_rows(node, a, values, a_strides, idx_strides);
+    gather_rows(op, a, values, a_strides, idx_strides);
   }
   free(values);
   return status;
 }
 
-static tsr_status cpu_take_along_axis(tsr_array *node) {
-  const tsr_array *a = node->inputs[0], *indices = node->inputs[1];
-  int axis = TSRI_PARAMS(node, tsri_take_params)->axis;
+static tsr_status cpu_take_along_axis(const tsri_op *op) {
+  const tsri_view *a = &op->in[0], *indices = &op->in[1];
+  int axis = TSRI_PARAMS(op, tsri_take_params)->axis;
   int64_t *values = NULL;
   tsr_status status = load_indices(indices, a->shape[axis], axis, a, &values);
-  if (status == TSR_OK) status = tsri_node_alloc(node);
-  if (status == TSR_OK && node->size > 0) {
+  if (status == TSR_OK && op->out.size > 0) {
     /* Both broadcast over the output; along `axis` the index, not a's stride, moves. */
     int64_t a_strides[TSR_MAX_NDIM], idx_strides[TSR_MAX_NDIM];
     tsri_contiguous_strides(indices->shape, indices->ndim, idx_strides);
-    for (int k = 0; k < node->ndim; k++) {
+    for (int k = 0; k < op->out.ndim; k++) {
       a_strides[k] = (k == axis || a->shape[k] == 1) ? 0 : a->strides[k];
       if (indices->shape[k] == 1) idx_strides[k] = 0;
     }
-    gather_rows(node, a, values, a_strides, idx_strides);
+    gather_rows(op, a, values, a_strides, idx_strides);
   }
   free(values);
   return status;
@@ -159,18 +156,10 @@ static tsr_status cpu_take_along_axis(tsr_array *node) {
 
 /* ---- slice_update -------------------------------------------------------------------------- */
 
-/* dst's buffer may become the output when nothing else can ever read it: this node holds the
-   only reference to dst, dst the only reference to its buffer (no views, no stream records), the
-   layout is packed, and the memory is tessera's (wrapped caller memory is never written). */
-static bool can_donate(const tsr_array *node, tsr_array *dst) {
-  return atomic_load(&dst->refs) == 1 && dst->buffer && !dst->buffer->external &&
-         atomic_load(&dst->buffer->refs) == 1 && tsri_array_is_contiguous(dst) &&
-         dst->device.type == node->device.type && dst->device.index == node->device.index;
-}
-
-/* Writes update (its dtype) into the strided region of node (node's dtype), row by row. */
+/* Writes update (its dtype) into the strided region of the output (`dtype`, the output's), row
+   by row. */
 static void write_converted(const tsri_cpu_block *region, tsr_dtype dtype,
-                            const tsr_array *update) {
+                            const tsri_view *update) {
   size_t out_size = tsr_dtype_size(dtype), in_size = tsr_dtype_size(update->dtype);
   const int64_t *strides[2] = {update->strides, region->strides};
   int64_t offsets[2] = {update->offset, region->offset};
@@ -180,7 +169,7 @@ static void write_converted(const tsri_cpu_block *region, tsr_dtype dtype,
   int64_t n = last >= 0 ? update->shape[last] : 1;
   int64_t in_step = last >= 0 ? update->strides[last] : 0;
   int64_t out_step = last >= 0 ? region->strides[last] : 0;
-  const unsigned char *src = (const unsigned char *)update->buffer->data;
+  const unsigned char *src = (const unsigned char *)update->data;
   int64_t scratch[CHUNK]; /* 8-byte aligned room for CHUNK elements of any dtype */
   do {
     for (int64_t first = 0; first < n; first += CHUNK) {
@@ -199,36 +188,30 @@ static void write_converted(const tsri_cpu_block *region, tsr_dtype dtype,
   } while (tsri_row_walker_next(&walker));
 }
 
-static tsr_status cpu_slice_update(tsr_array *node) {
-  tsr_array *dst = node->inputs[0];
-  const tsr_array *update = node->inputs[1];
-  size_t element = tsr_dtype_size(node->dtype);
-  if (can_donate(node, dst)) {
-    node->buffer = tsri_buffer_retain(dst->buffer);
-    node->offset = dst->offset;
-    memcpy(node->strides, dst->strides, sizeof node->strides);
-  } else {
-    tsr_status status = tsri_node_alloc(node);
-    if (status != TSR_OK) return status;
-    if (node->size > 0) {
-      tsri_cpu_block to = {node->buffer->data, 0, node->strides};
-      tsri_cpu_block from = {dst->buffer->data, dst->offset, dst->strides};
-      tsri_cpu_copy_block(&to, &from, dst->shape, dst->ndim, element);
-    }
+/* When core donated dst's buffer (op->out_is_in0: nothing else can ever read it), the output
+   already holds dst's values in dst's layout and only the region is written; otherwise the fresh
+   output gets dst's values first. */
+static tsr_status cpu_slice_update(const tsri_op *op) {
+  const tsri_view *dst = &op->in[0], *update = &op->in[1], *out = &op->out;
+  size_t element = tsr_dtype_size(out->dtype);
+  if (!op->out_is_in0 && out->size > 0) {
+    tsri_cpu_block to = {out->data, out->offset, out->strides};
+    tsri_cpu_block from = {dst->data, dst->offset, dst->strides};
+    tsri_cpu_copy_block(&to, &from, dst->shape, dst->ndim, element);
   }
   if (update->size == 0) return TSR_OK;
-  const tsri_slice_params *p = TSRI_PARAMS(node, tsri_slice_params);
-  int64_t region_strides[TSR_MAX_NDIM], region_offset = node->offset;
-  for (int d = 0; d < node->ndim; d++) {
-    region_offset += p->start[d] * node->strides[d];
-    region_strides[d] = node->strides[d] * p->step[d];
+  const tsri_slice_params *p = TSRI_PARAMS(op, tsri_slice_params);
+  int64_t region_strides[TSR_MAX_NDIM], region_offset = out->offset;
+  for (int d = 0; d < out->ndim; d++) {
+    region_offset += p->start[d] * out->strides[d];
+    region_strides[d] = out->strides[d] * p->step[d];
   }
-  tsri_cpu_block region = {node->buffer->data, region_offset, region_strides};
-  if (update->dtype == node->dtype) {
-    tsri_cpu_block from = {update->buffer->data, update->offset, update->strides};
+  tsri_cpu_block region = {out->data, region_offset, region_strides};
+  if (update->dtype == out->dtype) {
+    tsri_cpu_block from = {update->data, update->offset, update->strides};
     tsri_cpu_copy_block(&region, &from, update->shape, update->ndim, element);
   } else {
-    write_converted(&region, node->dtype, update);
+    write_converted(&region, out->dtype, update);
   }
   return TSR_OK;
 }

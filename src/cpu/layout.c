@@ -1,11 +1,10 @@
-/* cpu/layout.c — CPU kernels of ops/layout.c: the view kernels are core's (core/views.c, shared
- * by every backend) and registered here; concatenate copies each piece into its place. Also the
- * strided block copy (cpu/layout.h) that cpu/indexing.c reuses. */
+/* cpu/layout.c — CPU kernels of ops/layout.c: concatenate copies each piece into its place (the
+ * view primitives have no kernel: core runs them, core/views.c). Also the strided block copy
+ * (cpu/layout.h) that cpu/indexing.c reuses. */
 #include "cpu/layout.h"
 
 #include <string.h>
 
-#include "core/views.h"
 #include "cpu/kernels.h"
 #include "ops/layout.h"
 
@@ -48,27 +47,22 @@ void tsri_cpu_copy_block(const tsri_cpu_block *dst, const tsri_cpu_block *src, c
   }
 }
 
-static tsr_status cpu_concatenate(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  int axis = TSRI_PARAMS(node, tsri_concatenate_params)->axis;
-  size_t element = tsr_dtype_size(node->dtype);
-  tsri_cpu_block dst = {node->buffer->data, 0, node->strides};
-  for (int i = 0; i < node->ninputs; i++) {
-    const tsr_array *in = node->inputs[i];
+static tsr_status cpu_concatenate(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  int axis = TSRI_PARAMS(op, tsri_concatenate_params)->axis;
+  size_t element = tsr_dtype_size(op->out.dtype);
+  tsri_cpu_block dst = {op->out.data, op->out.offset, op->out.strides};
+  for (int i = 0; i < op->ninputs; i++) {
+    const tsri_view *in = &op->in[i];
     if (in->size > 0) {
-      tsri_cpu_block src = {in->buffer->data, in->offset, in->strides};
+      tsri_cpu_block src = {in->data, in->offset, in->strides};
       tsri_cpu_copy_block(&dst, &src, in->shape, in->ndim, element);
     }
-    dst.offset += in->shape[axis] * node->strides[axis];
+    dst.offset += in->shape[axis] * op->out.strides[axis];
   }
   return TSR_OK;
 }
 
 void tsri_cpu_register_layout(tsri_kernel_fn *table) {
-  table[TSRI_PRIM_RESHAPE] = tsri_view_reshape;
-  table[TSRI_PRIM_TRANSPOSE] = tsri_view_transpose;
-  table[TSRI_PRIM_SLICE] = tsri_view_slice;
-  table[TSRI_PRIM_BROADCAST_TO] = tsri_view_broadcast_to;
   table[TSRI_PRIM_CONCATENATE] = cpu_concatenate;
 }

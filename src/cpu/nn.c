@@ -43,7 +43,7 @@ typedef struct {
   int64_t length, x_stride, out_stride; /* along the axis */
 } axis_lines;
 
-static void axis_lines_init(axis_lines *lines, const tsr_array *x, const tsr_array *out, int axis) {
+static void axis_lines_init(axis_lines *lines, const tsri_view *x, const tsri_view *out, int axis) {
   int n = 0;
   for (int pass = 0; pass < 2; pass++) {
     for (int d = 0; d < out->ndim; d++) {
@@ -173,17 +173,16 @@ static void softmax_row_any(const unsigned char *x, tsr_dtype x_dtype, int64_t x
   }
 }
 
-static tsr_status cpu_softmax(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsr_array *x = node->inputs[0];
+static tsr_status cpu_softmax(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  const tsri_view *x = &op->in[0], *y = &op->out;
   axis_lines lines;
-  axis_lines_init(&lines, x, node, TSRI_PARAMS(node, tsri_softmax_params)->axis);
-  bool in_place = x->dtype == TSR_FLOAT32 && node->dtype == TSR_FLOAT32 && lines.x_stride == 1 &&
+  axis_lines_init(&lines, x, y, TSRI_PARAMS(op, tsri_softmax_params)->axis);
+  bool in_place = x->dtype == TSR_FLOAT32 && y->dtype == TSR_FLOAT32 && lines.x_stride == 1 &&
                   lines.out_stride == 1;
-  size_t x_size = tsr_dtype_size(x->dtype), out_size = tsr_dtype_size(node->dtype);
-  const unsigned char *x_data = (const unsigned char *)x->buffer->data;
-  unsigned char *out_data = (unsigned char *)node->buffer->data;
+  size_t x_size = tsr_dtype_size(x->dtype), out_size = tsr_dtype_size(y->dtype);
+  const unsigned char *x_data = (const unsigned char *)x->data;
+  unsigned char *out_data = (unsigned char *)y->data;
   do {
     const unsigned char *row = x_data + lines.walker.offset[0] * (int64_t)x_size;
     unsigned char *out = out_data + lines.walker.offset[1] * (int64_t)out_size;
@@ -191,8 +190,7 @@ static tsr_status cpu_softmax(tsr_array *node) {
       tsri_cpu_softmax_row_f32((const float *)(const void *)row, (float *)(void *)out,
                                lines.length);
     else
-      softmax_row_any(row, x->dtype, lines.x_stride, out, node->dtype, lines.out_stride,
-                      lines.length);
+      softmax_row_any(row, x->dtype, lines.x_stride, out, y->dtype, lines.out_stride, lines.length);
   } while (tsri_row_walker_next(&lines.walker));
   return TSR_OK;
 }
@@ -244,32 +242,32 @@ static void rms_norm_row_any(const norm_row *row) {
   }
 }
 
-static tsr_status cpu_rms_norm(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsri_rms_norm_params *params = TSRI_PARAMS(node, tsri_rms_norm_params);
-  const tsr_array *x = node->inputs[0], *weight = params->has_weight ? node->inputs[1] : NULL;
+static tsr_status cpu_rms_norm(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  const tsri_rms_norm_params *params = TSRI_PARAMS(op, tsri_rms_norm_params);
+  const tsri_view *x = &op->in[0], *weight = params->has_weight ? &op->in[1] : NULL;
+  const tsri_view *y = &op->out;
   int64_t weight_strides[TSR_MAX_NDIM] = {0};
-  if (weight) tsri_broadcast_strides(weight, node, weight_strides);
-  const int64_t *strides[3] = {x->strides, node->strides, weight_strides};
-  int64_t offsets[3] = {x->offset, 0, weight ? weight->offset : 0};
+  if (weight) tsri_broadcast_strides(weight, y, weight_strides);
+  const int64_t *strides[3] = {x->strides, y->strides, weight_strides};
+  int64_t offsets[3] = {x->offset, y->offset, weight ? weight->offset : 0};
   tsri_row_walker walker;
-  tsri_row_walker_init(&walker, node, weight ? 3 : 2, strides, offsets);
-  int last = node->ndim - 1;
+  tsri_row_walker_init(&walker, y, weight ? 3 : 2, strides, offsets);
+  int last = y->ndim - 1;
   norm_row row = {.x_stride = x->strides[last],
                   .weight_stride = weight_strides[last],
-                  .n = node->shape[last],
+                  .n = y->shape[last],
                   .x_dtype = x->dtype,
                   .weight_dtype = weight ? weight->dtype : TSR_FLOAT32,
-                  .out_dtype = node->dtype,
+                  .out_dtype = y->dtype,
                   .eps = params->eps};
-  bool in_place = x->dtype == TSR_FLOAT32 && node->dtype == TSR_FLOAT32 && row.x_stride == 1 &&
+  bool in_place = x->dtype == TSR_FLOAT32 && y->dtype == TSR_FLOAT32 && row.x_stride == 1 &&
                   (!weight || (weight->dtype == TSR_FLOAT32 && row.weight_stride == 1));
-  size_t x_size = tsr_dtype_size(x->dtype), out_size = tsr_dtype_size(node->dtype);
+  size_t x_size = tsr_dtype_size(x->dtype), out_size = tsr_dtype_size(y->dtype);
   do {
-    row.x = (const unsigned char *)x->buffer->data + walker.offset[0] * (int64_t)x_size;
-    row.out = (unsigned char *)node->buffer->data + walker.offset[1] * (int64_t)out_size;
-    row.weight = weight ? (const unsigned char *)weight->buffer->data +
+    row.x = (const unsigned char *)x->data + walker.offset[0] * (int64_t)x_size;
+    row.out = (unsigned char *)y->data + walker.offset[1] * (int64_t)out_size;
+    row.weight = weight ? (const unsigned char *)weight->data +
                               walker.offset[2] * (int64_t)tsr_dtype_size(weight->dtype)
                         : NULL;
     if (in_place)
@@ -307,30 +305,29 @@ static void rotate(float *v, const float *cos_sin, int dims, bool traditional) {
   }
 }
 
-static tsr_status cpu_rope(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsri_rope_params *p = TSRI_PARAMS(node, tsri_rope_params);
-  const tsr_array *x = node->inputs[0];
-  int last = node->ndim - 1;
-  int64_t rows = node->shape[last - 1], d = node->shape[last];
+static tsr_status cpu_rope(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  const tsri_rope_params *p = TSRI_PARAMS(op, tsri_rope_params);
+  const tsri_view *x = &op->in[0], *y = &op->out;
+  int last = y->ndim - 1;
+  int64_t rows = y->shape[last - 1], d = y->shape[last];
   tsri_buffer *scratch = NULL; /* the cos/sin table, then one row */
-  status = tsri_cpu_scratch(node->device, rows * p->dims + d, &scratch);
+  tsr_status status = tsri_cpu_scratch(op->device, rows * p->dims + d, &scratch);
   if (status != TSR_OK) return status;
   float *table = (float *)scratch->data, *row = table + rows * p->dims;
   rope_table(p, rows, table);
-  const int64_t *strides[2] = {x->strides, node->strides};
-  int64_t offsets[2] = {x->offset, 0};
+  const int64_t *strides[2] = {x->strides, y->strides};
+  int64_t offsets[2] = {x->offset, y->offset};
   tsri_row_walker walker;
-  tsri_row_walker_init(&walker, node, 2, strides, offsets);
-  size_t x_size = tsr_dtype_size(x->dtype), out_size = tsr_dtype_size(node->dtype);
+  tsri_row_walker_init(&walker, y, 2, strides, offsets);
+  size_t x_size = tsr_dtype_size(x->dtype), out_size = tsr_dtype_size(y->dtype);
   do {
     int64_t t = walker.index[last - 1];
-    tsri_cpu_load_f32((const unsigned char *)x->buffer->data + walker.offset[0] * (int64_t)x_size,
-                      x->dtype, x->strides[last], d, row);
+    tsri_cpu_load_f32((const unsigned char *)x->data + walker.offset[0] * (int64_t)x_size, x->dtype,
+                      x->strides[last], d, row);
     rotate(row, table + t * p->dims, p->dims, p->traditional);
-    tsri_cpu_store_f32((unsigned char *)node->buffer->data + walker.offset[1] * (int64_t)out_size,
-                       node->dtype, d, row);
+    tsri_cpu_store_f32((unsigned char *)y->data + walker.offset[1] * (int64_t)out_size, y->dtype, d,
+                       row);
   } while (tsri_row_walker_next(&walker));
   tsri_buffer_release(scratch);
   return TSR_OK;

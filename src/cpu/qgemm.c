@@ -177,8 +177,7 @@ bool tsri_qgemm_run(const tsri_qmm_isa *isa, const tsri_qmm_problem *p) {
   int64_t aside = (int64_t)nr * KC > BLOCK ? (int64_t)nr * KC : BLOCK;
   int64_t slot_floats = (int64_t)BLOCK * KC + aside, x_floats = x_panels * mr * p->k;
   tsri_buffer *scratch = NULL;
-  if (tsri_cpu_scratch((tsr_device){TSR_CPU, 0}, x_floats + threads * slot_floats, &scratch) !=
-      TSR_OK)
+  if (tsri_cpu_scratch(p->device, x_floats + threads * slot_floats, &scratch) != TSR_OK)
     return false;
   atomic_bool *slot_busy = calloc((size_t)threads, sizeof *slot_busy);
   if (!slot_busy) {

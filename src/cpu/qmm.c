@@ -1,4 +1,4 @@
-/* cpu/qmm.c — the CPU kernels of quantized_matmul and gather_qmm: the node-level driver (matrix
+/* cpu/qmm.c — the CPU kernels of quantized_matmul and gather_qmm: the op-level driver (matrix
  * indices from broadcasting or gathered indices, checked before anything is written; strided
  * and half-precision x turned into contiguous float32; strided weights made contiguous; one
  * rounding to the output dtype) and the scalar reference kernel of each (transpose, mode)
@@ -12,6 +12,7 @@
 
 #include "base/half.h"
 #include "base/quant_format.h"
+#include "base/shape.h"
 #include "base/status.h"
 #include "cpu/gemm.h"
 #include "cpu/kernels.h"
@@ -152,11 +153,11 @@ tsri_qmm_kernel tsri_qmm_choose_kernel(const tsri_qmm_problem *p) {
 /* ---- which matrices each product uses ------------------------------------------------------ */
 
 /* Every element of an integer array as int64, in row-major order (free the result). */
-static tsr_status load_index_values(const tsr_array *a, int64_t **out) {
+static tsr_status load_index_values(const tsri_view *a, int64_t **out) {
   int64_t *values = malloc((size_t)(a->size > 0 ? a->size : 1) * sizeof *values);
   if (!values)
     return tsri_error(TSR_ERR_NOMEM, "out of host memory for %lld indices", (long long)a->size);
-  const unsigned char *base = (const unsigned char *)a->buffer->data;
+  const unsigned char *base = (const unsigned char *)a->data;
   size_t element = tsr_dtype_size(a->dtype);
   for (int64_t flat = 0; flat < a->size; flat++) {
     int64_t rest = flat, offset = a->offset;
@@ -196,7 +197,7 @@ static tsr_status out_of_range(const char *name, int64_t value, int64_t flat, co
 /* index[b] = the matrix of one operand that output matrix b uses: the element of `indices` at
    b's position, or (indices NULL) b's flat position in the index shape; each checked against
    [0, matrices). */
-static tsr_status matrix_indices(const tsri_qmm_geometry *g, const tsr_array *indices,
+static tsr_status matrix_indices(const tsri_qmm_geometry *g, const tsri_view *indices,
                                  const int64_t *shape, int ndim, int64_t matrices, const char *name,
                                  const char *operand, int64_t *index) {
   int64_t *values = NULL;
@@ -237,7 +238,7 @@ static void scratch_free(qmm_scratch *s) {
 }
 
 /* All of x as contiguous float32 (exact: every float dtype widens exactly). */
-static tsr_status x_as_float32(const tsr_array *x, tsr_device device, tsri_buffer **out) {
+static tsr_status x_as_float32(const tsri_view *x, tsr_device device, tsri_buffer **out) {
   tsr_status status = tsri_cpu_scratch(device, x->size, out);
   if (status != TSR_OK) return status;
   const int64_t *strides[1] = {x->strides};
@@ -248,7 +249,7 @@ static tsr_status x_as_float32(const tsr_array *x, tsr_device device, tsri_buffe
   tsri_row_walker walker;
   tsri_row_walker_init(&walker, x, 1, strides, offsets);
   do {
-    tsri_cpu_load_f32((const unsigned char *)x->buffer->data + walker.offset[0] * (int64_t)element,
+    tsri_cpu_load_f32((const unsigned char *)x->data + walker.offset[0] * (int64_t)element,
                       x->dtype, stride, n, dst + row * n);
     row++;
   } while (tsri_row_walker_next(&walker));
@@ -256,11 +257,11 @@ static tsr_status x_as_float32(const tsr_array *x, tsr_device device, tsri_buffe
 }
 
 /* a's elements, row-major: in place when a is contiguous, else copied into *copy. */
-static tsr_status contiguous_data(const tsr_array *a, tsr_device device, tsri_buffer **copy,
+static tsr_status contiguous_data(const tsri_view *a, tsr_device device, tsri_buffer **copy,
                                   const void **data) {
   size_t element = tsr_dtype_size(a->dtype);
-  if (tsri_array_is_contiguous(a)) {
-    *data = (const unsigned char *)a->buffer->data + a->offset * (int64_t)element;
+  if (tsri_view_is_contiguous(a)) {
+    *data = (const unsigned char *)a->data + a->offset * (int64_t)element;
     return TSR_OK;
   }
   uint64_t bytes = (uint64_t)a->size * element;
@@ -274,7 +275,7 @@ static tsr_status contiguous_data(const tsr_array *a, tsr_device device, tsri_bu
   int64_t strides[TSR_MAX_NDIM];
   tsri_contiguous_strides(a->shape, a->ndim, strides);
   tsri_cpu_block dst = {(unsigned char *)(*copy)->data, 0, strides};
-  tsri_cpu_block src = {(unsigned char *)a->buffer->data, a->offset, a->strides};
+  tsri_cpu_block src = {(unsigned char *)a->data, a->offset, a->strides};
   tsri_cpu_copy_block(&dst, &src, a->shape, a->ndim, element);
   *data = (*copy)->data;
   return TSR_OK;
@@ -299,18 +300,18 @@ static tsr_status prepare_indices(const tsri_qmm_operands *o, const tsri_qmm_geo
 /* Everything the products read, in the layout tsri_qmm_problem describes; `base` gets the parts
    that do not change from one product to the next. Called with a non-empty output and K > 0, so
    every operand has elements. */
-static tsr_status prepare_operands(tsr_array *node, const tsri_qmm_operands *o,
+static tsr_status prepare_operands(const tsri_op *op, const tsri_qmm_operands *o,
                                    const tsri_qmm_params *p, const tsri_qmm_geometry *g,
                                    qmm_scratch *s, tsri_qmm_problem *base) {
   const void *w = NULL, *scales = NULL, *biases = NULL;
-  tsr_status status = x_as_float32(o->x, node->device, &s->x32);
-  if (status == TSR_OK) status = contiguous_data(o->w_q, node->device, &s->w_copy, &w);
-  if (status == TSR_OK) status = contiguous_data(o->scales, node->device, &s->scales_copy, &scales);
+  tsr_status status = x_as_float32(o->x, op->device, &s->x32);
+  if (status == TSR_OK) status = contiguous_data(o->w_q, op->device, &s->w_copy, &w);
+  if (status == TSR_OK) status = contiguous_data(o->scales, op->device, &s->scales_copy, &scales);
   if (status == TSR_OK && o->biases)
-    status = contiguous_data(o->biases, node->device, &s->biases_copy, &biases);
-  if (status == TSR_OK && node->dtype != TSR_FLOAT32)
-    status = tsri_cpu_scratch(node->device, g->m * g->n, &s->y32);
-  if (status == TSR_OK) status = tsri_cpu_scratch(node->device, g->k > g->n ? g->k : g->n, &s->row);
+    status = contiguous_data(o->biases, op->device, &s->biases_copy, &biases);
+  if (status == TSR_OK && op->out.dtype != TSR_FLOAT32)
+    status = tsri_cpu_scratch(op->device, g->m * g->n, &s->y32);
+  if (status == TSR_OK) status = tsri_cpu_scratch(op->device, g->k > g->n ? g->k : g->n, &s->row);
   if (status != TSR_OK) return status;
   *base = (tsri_qmm_problem){.mode = p->mode,
                              .group_size = p->group_size,
@@ -328,17 +329,18 @@ static tsr_status prepare_operands(tsr_array *node, const tsri_qmm_operands *o,
                              .scale_row_stride = g->groups,
                              .scale_dtype = o->scales->dtype,
                              .y_row_stride = g->n,
-                             .scratch = (float *)s->row->data};
+                             .scratch = (float *)s->row->data,
+                             .device = op->device};
   return TSR_OK;
 }
 
-/* Runs every product of the node: output matrix b from x's matrix x_index[b] and w's
+/* Runs every product of the op: output matrix b from x's matrix x_index[b] and w's
    w_index[b], through the chosen kernel, rounded once into the output. */
-static void run_products(tsr_array *node, const tsri_qmm_geometry *g, const qmm_scratch *s,
+static void run_products(const tsri_op *op, const tsri_qmm_geometry *g, const qmm_scratch *s,
                          const tsri_qmm_problem *base) {
   int64_t mn = g->m * g->n, w_matrix_rows = g->w_rows;
   size_t scale_element = tsr_dtype_size(base->scale_dtype);
-  size_t out_element = tsr_dtype_size(node->dtype);
+  size_t out_element = tsr_dtype_size(op->out.dtype);
   for (int64_t b = 0; b < g->batch_count; b++) {
     tsri_qmm_problem problem = *base;
     int64_t w_matrix = s->w_index[b];
@@ -347,30 +349,26 @@ static void run_products(tsr_array *node, const tsri_qmm_geometry *g, const qmm_
     int64_t scale_offset = w_matrix * w_matrix_rows * g->groups * (int64_t)scale_element;
     problem.scales = (const unsigned char *)base->scales + scale_offset;
     if (base->biases) problem.biases = (const unsigned char *)base->biases + scale_offset;
-    unsigned char *out = (unsigned char *)node->buffer->data + b * mn * (int64_t)out_element;
+    unsigned char *out = (unsigned char *)op->out.data + b * mn * (int64_t)out_element;
     problem.y = s->y32 ? (float *)s->y32->data : (float *)(void *)out;
     tsri_qmm_choose_kernel (&problem)(&problem);
-    if (s->y32) tsri_cpu_store_f32(out, node->dtype, mn, problem.y);
+    if (s->y32) tsri_cpu_store_f32(out, op->out.dtype, mn, problem.y);
   }
 }
 
-static tsr_status cpu_qmm(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsri_qmm_params *p = TSRI_PARAMS(node, tsri_qmm_params);
-  tsri_qmm_operands o = tsri_qmm_operands_of(node);
-  tsri_qmm_geometry g;
-  tsr_dtype dtype;
-  status = tsri_qmm_geometry_of(tsri_primitive_name(node->primitive), &o, p, &g, &dtype);
-  if (status != TSR_OK) return status;
+static tsr_status cpu_qmm(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  const tsri_qmm_params *p = TSRI_PARAMS(op, tsri_qmm_params);
+  const tsri_qmm_geometry *g = &p->g;
+  tsri_qmm_operands o = tsri_qmm_operands_of(op);
   qmm_scratch scratch = {0};
-  status = prepare_indices(&o, &g, &scratch);
-  if (status == TSR_OK && g.k == 0) /* empty sums: zeros (all-zero bits in every float dtype) */
-    memset(node->buffer->data, 0, (size_t)node->size * tsr_dtype_size(node->dtype));
+  tsr_status status = prepare_indices(&o, g, &scratch);
+  if (status == TSR_OK && g->k == 0) /* empty sums: zeros (all-zero bits in every float dtype) */
+    memset(op->out.data, 0, (size_t)op->out.size * tsr_dtype_size(op->out.dtype));
   tsri_qmm_problem base = {0};
-  if (status == TSR_OK && g.k > 0) {
-    status = prepare_operands(node, &o, p, &g, &scratch, &base);
-    if (status == TSR_OK) run_products(node, &g, &scratch, &base);
+  if (status == TSR_OK && g->k > 0) {
+    status = prepare_operands(op, &o, p, g, &scratch, &base);
+    if (status == TSR_OK) run_products(op, g, &scratch, &base);
   }
   scratch_free(&scratch);
   return status;

@@ -1,7 +1,7 @@
 /* cpu/qmm.h — one quantized matrix product as the CPU kernels see it: the plain description a
  * kernel takes (tsri_qmm_problem), the scalar reference kernel of each (transpose, mode), and
  * the one place that chooses a kernel for a problem, where fast paths (cpu/qmm_fast.c) plug in.
- * Not the node-level work (batches, gathered indices, strided or half-precision inputs, rounding
+ * Not the op-level work (batches, gathered indices, strided or half-precision inputs, rounding
  * to the output dtype): cpu/qmm.c does that and hands kernels float32, contiguous operands.
  *
  * The arithmetic every kernel must reproduce (docs/quant-rules.md "Matmul", quant-spec.md Part A
@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "base/half.h"
-#include "tessera/base.h"
+#include "tessera/array.h"
 
 /* y[M, N] = x[M, K] @ W, W dequantized from packed rows. With transpose, w holds N rows of K
  * codes (W is their transpose; groups run along K); without, K rows of N codes (groups run along
@@ -39,7 +39,7 @@
  * its scales (and biases) are the `groups` entries starting at element r * scale_row_stride of
  * `scales` (`biases`), of scale_dtype: float32/float16/bfloat16 for affine, uint8 codes (E8M0
  * for mxfp4/mxfp8, E4M3 for nvfp4) otherwise. Everything a kernel reads is in these pointers;
- * it writes y only, and scratch as it likes. */
+ * it writes y only, and scratch as it likes (more of it from the ledger of `device`). */
 typedef struct {
   int mode; /* tsr_quant_mode */
   int group_size, bits;
@@ -60,7 +60,8 @@ typedef struct {
   bool round_weights;
   float *y; /* y[i][j] at y[i * y_row_stride + j]: float32 results, rounded later by the caller */
   int64_t y_row_stride;
-  float *scratch; /* at least max(K, N) floats, the kernel's own */
+  float *scratch;    /* at least max(K, N) floats, the kernel's own */
+  tsr_device device; /* the op's: where a kernel's further scratch is allocated */
 } tsri_qmm_problem;
 
 typedef void (*tsri_qmm_kernel)(const tsri_qmm_problem *p);

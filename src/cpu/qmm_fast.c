@@ -244,8 +244,7 @@ static bool run_qmv(const tsri_qmm_isa *kernels, const tsri_qmm_problem *p) {
   tsri_buffer *scratch = NULL;
   const float *xp = p->x, *xsums = NULL;
   if (arrange || sums > 0) {
-    if (tsri_cpu_scratch((tsr_device){TSR_CPU, 0}, (arrange ? p->m * p->k : 0) + sums, &scratch) !=
-        TSR_OK)
+    if (tsri_cpu_scratch(p->device, (arrange ? p->m * p->k : 0) + sums, &scratch) != TSR_OK)
       return false;
     float *data = (float *)scratch->data;
     if (arrange) {
@@ -284,8 +283,7 @@ static bool run_tiled(const tsri_qmm_isa *kernels, const tsri_qmm_problem *p) {
   int64_t tile_rows = TILE_FLOATS / row_codes;
   tile_rows = tile_rows < 1 ? 1 : tile_rows > rows ? rows : tile_rows;
   tsri_buffer *scratch = NULL;
-  if (tsri_cpu_scratch((tsr_device){TSR_CPU, 0}, tile_rows * row_codes, &scratch) != TSR_OK)
-    return false;
+  if (tsri_cpu_scratch(p->device, tile_rows * row_codes, &scratch) != TSR_OK) return false;
   tile_job job = {p, kernels, 0, row_codes, (float *)scratch->data};
   int m = (int)p->m, ldx = (int)p->x_row_stride, ldy = (int)p->y_row_stride;
   for (int64_t first = 0; first < rows; first += tile_rows) {

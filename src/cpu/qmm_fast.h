@@ -4,7 +4,7 @@
  * where the instruction set has a micro-kernel and M is in its range, else dequantized float32
  * tiles of the weights handed to cblas_sgemm. Each in AVX-512, AVX2+FMA or portable C, chosen
  * once per process from the CPU (base/discovery.h) and capped by TSR_CPU_ISA; the same row
- * decoders serve tsr_dequantize. Not the node-level driver (cpu/qmm.c).
+ * decoders serve tsr_dequantize. Not the op-level driver (cpu/qmm.c).
  *
  * Results agree with the float64 product within cpu/qmm.h's bound: the tiles and the fused GEMM
  * dequantize every weight exactly as the reference does and differ from it only in the order of

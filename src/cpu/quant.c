@@ -1,7 +1,7 @@
-/* cpu/quant.c — CPU kernels of quantize (one blob: w_q, scales, biases), its part views and
- * dequantize: the scalar reference of docs/quant-rules.md, bit for bit with mlx-cpu 0.32.4 on
- * finite input, group by group over rows read through any strides. The quantized matmuls are
- * cpu/qmm.c's; the element codecs are base/quant_format.h's.
+/* cpu/quant.c — CPU kernels of quantize (one blob: w_q, scales, biases; its parts are views that
+ * core resolves, core/views.c) and dequantize: the scalar reference of docs/quant-rules.md, bit for
+ * bit with mlx-cpu 0.32.4 on finite input, group by group over rows read through any strides. The
+ * quantized matmuls are cpu/qmm.c's; the element codecs are base/quant_format.h's.
  *
  * Non-finite input, where MLX is undefined (tessera's rule, tested by tests/quant/):
  *   - NaN never spreads beyond its own element: a group's min/max (affine) and amax (fp modes)
@@ -206,8 +206,8 @@ static uint32_t quantize_nvfp4_group(const group_format *f, const float *w, int 
 
 /* ---- quantize: one node, one blob ---------------------------------------------------------- */
 
-/* Element offset of row `row` (over every axis but the last) in a strided array. */
-static int64_t row_offset(const tsr_array *a, int64_t row) {
+/* Element offset of row `row` (over every axis but the last) in a strided view. */
+static int64_t row_offset(const tsri_view *a, int64_t row) {
   int64_t offset = a->offset;
   for (int d = a->ndim - 2; d >= 0; d--) {
     offset += (row % a->shape[d]) * a->strides[d];
@@ -219,7 +219,7 @@ static int64_t row_offset(const tsr_array *a, int64_t row) {
 /* One quantize: what every chunk of rows reads, and its one failure flag. */
 typedef struct {
   const tsri_quantize_params *q;
-  const tsr_array *w;
+  const tsri_view *w;
   unsigned char *blob;
   group_format format;
   atomic_bool out_of_memory;
@@ -269,7 +269,7 @@ static void quantize_row(const quantize_job *job, quantize_scratch *s, uint32_t 
 static void quantize_rows(int64_t begin, int64_t end, void *ctx) {
   quantize_job *job = ctx;
   const tsri_quantize_params *q = job->q;
-  const tsr_array *w = job->w;
+  const tsri_view *w = job->w;
   quantize_scratch s;
   void *block = quantize_scratch_alloc(q, &s);
   if (!block) {
@@ -280,8 +280,7 @@ static void quantize_rows(int64_t begin, int64_t end, void *ctx) {
   size_t element = tsr_dtype_size(w->dtype);
   int64_t scale_bytes = q->mode == TSRI_QF_AFFINE ? (int64_t)element : 1;
   for (int64_t r = begin; r < end; r++) {
-    const unsigned char *src =
-        (const unsigned char *)w->buffer->data + row_offset(w, r) * (int64_t)element;
+    const unsigned char *src = (const unsigned char *)w->data + row_offset(w, r) * (int64_t)element;
     tsri_cpu_load_f32(src, w->dtype, w->strides[w->ndim - 1], q->k, s.values);
     quantize_row(job, &s, (uint32_t *)(void *)(job->blob + r * words * 4));
     unsigned char *scales_row = job->blob + q->scales_offset + r * groups * scale_bytes;
@@ -301,14 +300,13 @@ static int64_t rows_grain(int64_t k) {
   return k >= ROW_GRAIN_ELEMENTS ? 1 : ROW_GRAIN_ELEMENTS / (k > 0 ? k : 1);
 }
 
-static tsr_status cpu_quantize(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsri_quantize_params *q = TSRI_PARAMS(node, tsri_quantize_params);
-  const tsr_array *w = node->inputs[0];
+static tsr_status cpu_quantize(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  const tsri_quantize_params *q = TSRI_PARAMS(op, tsri_quantize_params);
+  const tsri_view *w = &op->in[0];
   quantize_job job = {.q = q,
                       .w = w,
-                      .blob = node->buffer->data,
+                      .blob = op->out.data,
                       .format = {.mode = q->mode,
                                  .bits = q->bits,
                                  .dtype = w->dtype,
@@ -324,24 +322,13 @@ static tsr_status cpu_quantize(tsr_array *node) {
   return TSR_OK;
 }
 
-/* A part of the blob: the blob's buffer, this part's offset in elements of its dtype (the byte
-   offset is a multiple of 64, so it divides), packed strides. */
-static tsr_status cpu_quant_part(tsr_array *node) {
-  const tsr_array *blob = node->inputs[0];
-  const tsri_quant_part_params *p = TSRI_PARAMS(node, tsri_quant_part_params);
-  node->buffer = tsri_buffer_retain(blob->buffer);
-  node->offset =
-      node->size == 0 ? 0 : (blob->offset + p->byte_offset) / (int64_t)tsr_dtype_size(node->dtype);
-  tsri_contiguous_strides(node->shape, node->ndim, node->strides);
-  return TSR_OK;
-}
-
 /* ---- dequantize --------------------------------------------------------------------------- */
 
 /* One dequantize: what every chunk of rows reads, and its one failure flag. */
 typedef struct {
   const tsri_dequantize_params *p;
-  const tsr_array *w_q, *scales, *biases, *out;
+  const tsri_view *w_q, *scales, *biases, *out;
+  tsr_device device;          /* the op's */
   tsr_dtype arithmetic_dtype; /* affine: the scales' dtype; fp modes: the output's */
   int64_t k, groups, words;
   bool simd; /* rows go through tsri_qmm_fast_dequantize_row (see simd_applies) */
@@ -393,8 +380,8 @@ static void dequantize_row(const dequantize_job *job, dequantize_scratch *s, con
   }
 }
 
-static const void *element_at(const tsr_array *a, int64_t offset) {
-  return (const unsigned char *)a->buffer->data + offset * (int64_t)tsr_dtype_size(a->dtype);
+static const void *element_at(const tsri_view *a, int64_t offset) {
+  return (const unsigned char *)a->data + offset * (int64_t)tsr_dtype_size(a->dtype);
 }
 
 /* Whether the SIMD row decoder of the fast matmul gives exactly this dequantize's values: it
@@ -429,7 +416,8 @@ static void simd_dequantize_row(const dequantize_job *job, int64_t r, float *val
       .groups = job->groups,
       .scale_row_stride = job->groups,
       .scale_dtype = job->scales->dtype,
-      .round_weights = true};
+      .round_weights = true,
+      .device = job->device};
   tsri_qmm_fast_dequantize_row(&row, 0, values);
 }
 
@@ -449,15 +437,14 @@ static void dequantize_rows(int64_t begin, int64_t end, void *ctx) {
   s.scales = (float *)(void *)(s.packed + job->words + 1);
   s.biases = s.scales + job->groups;
   s.values = s.biases + job->groups;
-  const tsr_array *w_q = job->w_q, *scales = job->scales, *biases = job->biases;
+  const tsri_view *w_q = job->w_q, *scales = job->scales, *biases = job->biases;
   int64_t word_stride = w_q->strides[w_q->ndim - 1];
   size_t out_element = tsr_dtype_size(job->out->dtype);
   for (int64_t r = begin; r < end; r++) {
     if (job->simd) {
       simd_dequantize_row(job, r, s.values);
-      tsri_cpu_store_f32(
-          (unsigned char *)job->out->buffer->data + r * job->k * (int64_t)out_element,
-          job->out->dtype, job->k, s.values);
+      tsri_cpu_store_f32((unsigned char *)job->out->data + r * job->k * (int64_t)out_element,
+                         job->out->dtype, job->k, s.values);
       continue;
     }
     const uint32_t *row = element_at(w_q, row_offset(w_q, r));
@@ -472,28 +459,28 @@ static void dequantize_rows(int64_t begin, int64_t end, void *ctx) {
       tsri_cpu_load_f32(element_at(biases, row_offset(biases, r)), biases->dtype,
                         biases->strides[biases->ndim - 1], job->groups, s.biases);
     dequantize_row(job, &s, row);
-    tsri_cpu_store_f32((unsigned char *)job->out->buffer->data + r * job->k * (int64_t)out_element,
+    tsri_cpu_store_f32((unsigned char *)job->out->data + r * job->k * (int64_t)out_element,
                        job->out->dtype, job->k, s.values);
   }
   free(block);
 }
 
-static tsr_status cpu_dequantize(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsri_dequantize_params *p = TSRI_PARAMS(node, tsri_dequantize_params);
+static tsr_status cpu_dequantize(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  const tsri_dequantize_params *p = TSRI_PARAMS(op, tsri_dequantize_params);
   dequantize_job job = {.p = p,
-                        .w_q = node->inputs[0],
-                        .scales = node->inputs[1],
-                        .biases = node->ninputs > 2 ? node->inputs[2] : NULL,
-                        .out = node,
-                        .k = node->shape[node->ndim - 1]};
-  job.arithmetic_dtype = p->mode == TSRI_QF_AFFINE ? job.scales->dtype : node->dtype;
+                        .w_q = &op->in[0],
+                        .scales = &op->in[1],
+                        .biases = op->ninputs > 2 ? &op->in[2] : NULL,
+                        .out = &op->out,
+                        .device = op->device,
+                        .k = op->out.shape[op->out.ndim - 1]};
+  job.arithmetic_dtype = p->mode == TSRI_QF_AFFINE ? job.scales->dtype : op->out.dtype;
   job.groups = job.k / p->group_size;
   job.words = job.w_q->shape[job.w_q->ndim - 1];
   job.simd = simd_applies(&job);
   atomic_init(&job.out_of_memory, false);
-  tsri_parallel_for(node->size / job.k, rows_grain(job.k), dequantize_rows, &job);
+  tsri_parallel_for(op->out.size / job.k, rows_grain(job.k), dequantize_rows, &job);
   if (atomic_load(&job.out_of_memory))
     return tsri_error(TSR_ERR_NOMEM, "out of host memory for dequantize rows of %lld",
                       (long long)job.k);
@@ -502,6 +489,5 @@ static tsr_status cpu_dequantize(tsr_array *node) {
 
 void tsri_cpu_register_quant(tsri_kernel_fn *table) {
   table[TSRI_PRIM_QUANTIZE] = cpu_quantize;
-  table[TSRI_PRIM_QUANT_PART] = cpu_quant_part;
   table[TSRI_PRIM_DEQUANTIZE] = cpu_dequantize;
 }

@@ -59,41 +59,40 @@ static float dtype_round(tsr_dtype dtype, float v) {
 
 /* low + (high - low) * u with u = top 24 bits / 2^24 in [0, 1), rounded to the dtype and clamped
  * to the dtype values in [low, high) (rounding alone could reach high). */
-static tsr_status cpu_uniform(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsri_random_params *p = TSRI_PARAMS(node, tsri_random_params);
+static tsr_status cpu_uniform(const tsri_op *op) {
+  const tsri_view *out = &op->out;
+  if (out->size == 0) return TSR_OK;
+  const tsri_random_params *p = TSRI_PARAMS(op, tsri_random_params);
   double width = p->b - p->a;
-  int64_t element = (int64_t)tsr_dtype_size(node->dtype);
+  int64_t element = (int64_t)tsr_dtype_size(out->dtype);
   float values[CHUNK];
   philox_block block = {{0}};
-  for (int64_t start = 0; start < node->size; start += CHUNK) {
-    int64_t n = node->size - start < CHUNK ? node->size - start : CHUNK;
+  for (int64_t start = 0; start < out->size; start += CHUNK) {
+    int64_t n = out->size - start < CHUNK ? out->size - start : CHUNK;
     for (int64_t i = 0; i < n; i++) {
       uint64_t index = (uint64_t)(start + i);
       if ((index & 3u) == 0) block = philox4x32_10(index >> 2, p->seed);
       double u = (double)(block.word[index & 3u] >> 8) * 0x1p-24;
-      float v = dtype_round(node->dtype, (float)(p->a + width * u));
+      float v = dtype_round(out->dtype, (float)(p->a + width * u));
       values[i] = v < p->lowest ? p->lowest : v > p->highest ? p->highest : v;
     }
-    tsri_cpu_store_f32((unsigned char *)node->buffer->data + start * element, node->dtype, n,
-                       values);
+    tsri_cpu_store_f32((unsigned char *)out->data + start * element, out->dtype, n, values);
   }
   return TSR_OK;
 }
 
 /* Box-Muller on block i / 2: r = sqrt(-2 ln(1 - u1)), theta = 2 pi u2 with 53-bit u1, u2;
  * element 2j is r cos(theta), 2j + 1 is r sin(theta). */
-static tsr_status cpu_normal(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsri_random_params *p = TSRI_PARAMS(node, tsri_random_params);
+static tsr_status cpu_normal(const tsri_op *op) {
+  const tsri_view *out = &op->out;
+  if (out->size == 0) return TSR_OK;
+  const tsri_random_params *p = TSRI_PARAMS(op, tsri_random_params);
   const double two_pi = 6.283185307179586476925;
-  int64_t element = (int64_t)tsr_dtype_size(node->dtype);
+  int64_t element = (int64_t)tsr_dtype_size(out->dtype);
   float values[CHUNK];
   double radius = 0.0, theta = 0.0;
-  for (int64_t start = 0; start < node->size; start += CHUNK) {
-    int64_t n = node->size - start < CHUNK ? node->size - start : CHUNK;
+  for (int64_t start = 0; start < out->size; start += CHUNK) {
+    int64_t n = out->size - start < CHUNK ? out->size - start : CHUNK;
     for (int64_t i = 0; i < n; i++) {
       uint64_t index = (uint64_t)(start + i);
       if ((index & 1u) == 0) {
@@ -104,15 +103,14 @@ static tsr_status cpu_normal(tsr_array *node) {
       double z = (index & 1u) ? radius * sin(theta) : radius * cos(theta);
       values[i] = (float)(p->a + p->b * z);
     }
-    tsri_cpu_store_f32((unsigned char *)node->buffer->data + start * element, node->dtype, n,
-                       values);
+    tsri_cpu_store_f32((unsigned char *)out->data + start * element, out->dtype, n, values);
   }
   return TSR_OK;
 }
 
 /* Gumbel-max: per row, the first index of the largest logit - log(-log(u)), u = (word + 1/2) /
  * 2^32 in (0, 1) for the logit's row-major index. A NaN logit wins its row, as in argmax. */
-static void categorical_fold(const tsr_array *logits, const tsri_random_params *p, double *best,
+static void categorical_fold(const tsri_view *logits, const tsri_random_params *p, double *best,
                              int32_t *arg) {
   int64_t out_strides[TSR_MAX_NDIM], stride = 1;
   for (int d = logits->ndim - 1; d >= 0; d--) {
@@ -132,9 +130,9 @@ static void categorical_fold(const tsr_array *logits, const tsri_random_params *
   do {
     for (int64_t start = 0; start < n; start += CHUNK) {
       int64_t count = n - start < CHUNK ? n - start : CHUNK;
-      tsri_cpu_load_f32((const unsigned char *)logits->buffer->data +
-                            (walker.offset[0] + start * in_stride) * element,
-                        logits->dtype, in_stride, count, x);
+      tsri_cpu_load_f32(
+          (const unsigned char *)logits->data + (walker.offset[0] + start * in_stride) * element,
+          logits->dtype, in_stride, count, x);
       for (int64_t i = 0; i < count; i++, index++) {
         if ((index & 3u) == 0) block = philox4x32_10(index >> 2, p->seed);
         double u = ((double)block.word[index & 3u] + 0.5) * 0x1p-32;
@@ -149,19 +147,19 @@ static void categorical_fold(const tsr_array *logits, const tsri_random_params *
   } while (tsri_row_walker_next(&walker));
 }
 
-static tsr_status cpu_categorical(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsr_array *logits = node->inputs[0];
-  int32_t *arg = (int32_t *)node->buffer->data;
-  double *best = malloc((size_t)node->size * sizeof *best);
+static tsr_status cpu_categorical(const tsri_op *op) {
+  const tsri_view *out = &op->out;
+  if (out->size == 0) return TSR_OK;
+  const tsri_view *logits = &op->in[0];
+  int32_t *arg = (int32_t *)out->data;
+  double *best = malloc((size_t)out->size * sizeof *best);
   if (!best)
-    return tsri_error(TSR_ERR_NOMEM, "out of host memory for %lld rows", (long long)node->size);
-  for (int64_t i = 0; i < node->size; i++) {
+    return tsri_error(TSR_ERR_NOMEM, "out of host memory for %lld rows", (long long)out->size);
+  for (int64_t i = 0; i < out->size; i++) {
     best[i] = -INFINITY;
     arg[i] = 0;
   }
-  categorical_fold(logits, TSRI_PARAMS(node, tsri_random_params), best, arg);
+  categorical_fold(logits, TSRI_PARAMS(op, tsri_random_params), best, arg);
   free(best);
   return TSR_OK;
 }

@@ -124,7 +124,7 @@ static void fold_chunk(reduce_state *st, const void *base, tsr_dtype dtype, int6
 }
 
 /* Walks every input element in row-major order, folding it into its output's accumulator. */
-static void fold_input(reduce_state *st, const tsr_array *in, const bool *reduced) {
+static void fold_input(reduce_state *st, const tsri_view *in, const bool *reduced) {
   int64_t acc_strides[TSR_MAX_NDIM], stride = 1;
   for (int d = in->ndim - 1; d >= 0; d--) {
     acc_strides[d] = reduced[d] ? 0 : stride;
@@ -138,7 +138,7 @@ static void fold_input(reduce_state *st, const tsr_array *in, const bool *reduce
   int64_t n = last >= 0 ? in->shape[last] : 1, in_stride = last >= 0 ? in->strides[last] : 0;
   int64_t acc_stride = last >= 0 ? acc_strides[last] : 0;
   int64_t element = (int64_t)tsr_dtype_size(in->dtype);
-  const unsigned char *data = (const unsigned char *)in->buffer->data;
+  const unsigned char *data = (const unsigned char *)in->data;
   do {
     for (int64_t start = 0; start < n; start += CHUNK) {
       chunk_target t = {.n = n - start < CHUNK ? n - start : CHUNK,
@@ -155,14 +155,14 @@ static void fold_input(reduce_state *st, const tsr_array *in, const bool *reduce
   } while (tsri_row_walker_next(&walker));
 }
 
-static bool state_init(reduce_state *st, const tsr_array *node, const bool *reduced) {
-  const tsr_array *in = node->inputs[0];
-  st->op = node->primitive;
+static bool state_init(reduce_state *st, const tsri_op *op, const bool *reduced) {
+  const tsri_view *in = &op->in[0];
+  st->op = op->primitive;
   st->as_float = tsri_dtype_is_float(in->dtype) || st->op == TSRI_PRIM_MEAN;
   st->arg_axis = 0;
   for (int d = 0; d < in->ndim; d++)
     if (reduced[d]) st->arg_axis = d;
-  size_t n = (size_t)node->size;
+  size_t n = (size_t)op->out.size;
   st->acc_f = st->as_float ? malloc(n * sizeof *st->acc_f) : NULL;
   st->acc_i = st->as_float ? NULL : malloc(n * sizeof *st->acc_i);
   st->arg = st->op == TSRI_PRIM_ARGMAX ? calloc(n, sizeof *st->arg) : NULL;
@@ -188,19 +188,19 @@ static bool state_init(reduce_state *st, const tsr_array *node, const bool *redu
 }
 
 /* Writes the accumulators out in the output dtype (the mean divides by the count first). */
-static void state_store(const reduce_state *st, tsr_array *node, int64_t count) {
-  int64_t element = (int64_t)tsr_dtype_size(node->dtype);
-  unsigned char *out = (unsigned char *)node->buffer->data;
+static void state_store(const reduce_state *st, const tsri_view *dst, int64_t count) {
+  int64_t element = (int64_t)tsr_dtype_size(dst->dtype);
+  unsigned char *out = (unsigned char *)dst->data;
   if (st->op == TSRI_PRIM_ARGMAX) {
     int32_t *indices = (int32_t *)(void *)out;
-    for (int64_t i = 0; i < node->size; i++)
+    for (int64_t i = 0; i < dst->size; i++)
       indices[i] = st->arg[i];
     return;
   }
-  for (int64_t start = 0; start < node->size; start += CHUNK) {
-    int64_t n = node->size - start < CHUNK ? node->size - start : CHUNK;
+  for (int64_t start = 0; start < dst->size; start += CHUNK) {
+    int64_t n = dst->size - start < CHUNK ? dst->size - start : CHUNK;
     if (!st->as_float) {
-      tsri_cpu_store_i64(out + start * element, node->dtype, n, st->acc_i + start);
+      tsri_cpu_store_i64(out + start * element, dst->dtype, n, st->acc_i + start);
       continue;
     }
     float values[CHUNK];
@@ -209,25 +209,25 @@ static void state_store(const reduce_state *st, tsr_array *node, int64_t count) 
       if (st->op == TSRI_PRIM_MEAN) v = count > 0 ? v / (double)count : (double)NAN;
       values[i] = (float)v;
     }
-    tsri_cpu_store_f32(out + start * element, node->dtype, n, values);
+    tsri_cpu_store_f32(out + start * element, dst->dtype, n, values);
   }
 }
 
-static tsr_status cpu_reduce(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsr_array *in = node->inputs[0];
-  const tsri_reduce_params *params = TSRI_PARAMS(node, tsri_reduce_params);
+static tsr_status cpu_reduce(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  tsr_status status = TSR_OK;
+  const tsri_view *in = &op->in[0];
+  const tsri_reduce_params *params = TSRI_PARAMS(op, tsri_reduce_params);
   int64_t count = 1;
   for (int d = 0; d < in->ndim; d++)
     if (params->reduced[d]) count *= in->shape[d];
   reduce_state st;
-  if (state_init(&st, node, params->reduced)) {
+  if (state_init(&st, op, params->reduced)) {
     if (in->size > 0) fold_input(&st, in, params->reduced);
-    state_store(&st, node, count);
+    state_store(&st, &op->out, count);
   } else {
     status = tsri_error(TSR_ERR_NOMEM, "out of host memory for %lld accumulators",
-                        (long long)node->size);
+                        (long long)op->out.size);
   }
   free(st.acc_f);
   free(st.acc_i);

@@ -34,7 +34,7 @@ typedef struct {
   int64_t in_offset, out_offset; /* elements, of the current line's start */
 } line_walker;
 
-static void line_walker_init(line_walker *w, const tsr_array *in, const tsr_array *out, int axis) {
+static void line_walker_init(line_walker *w, const tsri_view *in, const tsri_view *out, int axis) {
   w->ndim = 0;
   for (int d = 0; d < in->ndim; d++) {
     if (d == axis) continue;
@@ -66,10 +66,9 @@ static uint64_t float_key(float f) {
 }
 
 /* One line of `n` elements into `scratch` (n int64): as floats for float dtypes, else int64. */
-static void load_line(const tsr_array *in, int64_t offset, int64_t stride, int64_t n,
+static void load_line(const tsri_view *in, int64_t offset, int64_t stride, int64_t n,
                       void *scratch) {
-  const void *base =
-      (const unsigned char *)in->buffer->data + offset * (int64_t)tsr_dtype_size(in->dtype);
+  const void *base = (const unsigned char *)in->data + offset * (int64_t)tsr_dtype_size(in->dtype);
   if (tsri_dtype_is_float(in->dtype))
     tsri_cpu_load_f32(base, in->dtype, stride, n, scratch);
   else
@@ -191,11 +190,11 @@ static void scratch_free(line_scratch *sc) {
   free(sc->values);
 }
 
-/* Orders or selects one loaded line's pairs as the node's primitive asks; the first
- * node->shape[axis] pairs are then its answer. */
-static void order_line(const tsr_array *node, bool is_float, int64_t n, const line_scratch *sc) {
-  const tsri_sort_params *params = TSRI_PARAMS(node, tsri_sort_params);
-  if (node->primitive == TSRI_PRIM_TOPK) {
+/* Orders or selects one loaded line's pairs as the op's primitive asks; the first
+ * op->out.shape[axis] pairs are then its answer. */
+static void order_line(const tsri_op *op, bool is_float, int64_t n, const line_scratch *sc) {
+  const tsri_sort_params *params = TSRI_PARAMS(op, tsri_sort_params);
+  if (op->primitive == TSRI_PRIM_TOPK) {
     int64_t k = params->kth;
     if (k * 8 <= n) {
       select_k_streaming(is_float, sc->values, n, k, UINT64_MAX, sc->pairs);
@@ -207,31 +206,30 @@ static void order_line(const tsr_array *node, bool is_float, int64_t n, const li
     return;
   }
   make_pairs(is_float, sc->values, n, 0, sc->pairs);
-  if (node->primitive == TSRI_PRIM_ARGSORT)
+  if (op->primitive == TSRI_PRIM_ARGSORT)
     sort_pairs(sc->pairs, n);
   else
     select_nth(sc->pairs, n, params->kth);
 }
 
 /* argsort, argpartition and topk: per line, load, order or select, write the indices out. */
-static tsr_status cpu_index_kernel(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsr_array *in = node->inputs[0];
-  int axis = TSRI_PARAMS(node, tsri_sort_params)->axis;
-  int64_t n = in->shape[axis], written = node->shape[axis];
+static tsr_status cpu_index_kernel(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  const tsri_view *in = &op->in[0];
+  int axis = TSRI_PARAMS(op, tsri_sort_params)->axis;
+  int64_t n = in->shape[axis], written = op->out.shape[axis];
   line_scratch sc;
-  status = scratch_alloc(&sc, n);
+  tsr_status status = scratch_alloc(&sc, n);
   if (status != TSR_OK) return status;
   bool is_float = tsri_dtype_is_float(in->dtype);
   line_walker w;
-  line_walker_init(&w, in, node, axis);
-  int32_t *out = (int32_t *)node->buffer->data;
+  line_walker_init(&w, in, &op->out, axis);
+  int32_t *out = (int32_t *)op->out.data;
   do {
     load_line(in, w.in_offset, in->strides[axis], n, sc.values);
-    order_line(node, is_float, n, &sc);
+    order_line(op, is_float, n, &sc);
     for (int64_t j = 0; j < written; j++)
-      out[w.out_offset + j * node->strides[axis]] = (int32_t)sc.pairs[j].index;
+      out[w.out_offset + j * op->out.strides[axis]] = (int32_t)sc.pairs[j].index;
   } while (line_walker_next(&w));
   scratch_free(&sc);
   return TSR_OK;
@@ -255,15 +253,15 @@ static void running_sum(const tsri_cumsum_params *p, int64_t n, double *sums, in
   }
 }
 
-static void cumsum_line(const tsr_array *in, tsr_array *node, const line_walker *w,
-                        const line_scratch *sc) {
-  const tsri_cumsum_params *p = TSRI_PARAMS(node, tsri_cumsum_params);
+static void cumsum_line(const tsri_op *op, const line_walker *w, const line_scratch *sc) {
+  const tsri_view *in = &op->in[0], *out = &op->out;
+  const tsri_cumsum_params *p = TSRI_PARAMS(op, tsri_cumsum_params);
   int64_t n = in->shape[p->axis], in_stride = in->strides[p->axis];
-  int64_t out_stride = node->strides[p->axis], element = (int64_t)tsr_dtype_size(node->dtype);
+  int64_t out_stride = out->strides[p->axis], element = (int64_t)tsr_dtype_size(out->dtype);
   const unsigned char *src =
-      (const unsigned char *)in->buffer->data + w->in_offset * (int64_t)tsr_dtype_size(in->dtype);
-  unsigned char *dst = (unsigned char *)node->buffer->data + w->out_offset * element;
-  if (tsri_dtype_is_float(node->dtype)) {
+      (const unsigned char *)in->data + w->in_offset * (int64_t)tsr_dtype_size(in->dtype);
+  unsigned char *dst = (unsigned char *)out->data + w->out_offset * element;
+  if (tsri_dtype_is_float(out->dtype)) {
     float *floats = sc->values;
     double *sums = (double *)(void *)sc->pairs; /* a sort_pair holds a double */
     tsri_cpu_load_f32(src, in->dtype, in_stride, n, floats);
@@ -272,31 +270,30 @@ static void cumsum_line(const tsr_array *in, tsr_array *node, const line_walker 
     running_sum(p, n, sums, NULL);
     for (int64_t i = 0; i < n; i++) {
       float v = (float)sums[i];
-      tsri_cpu_store_f32(dst + i * out_stride * element, node->dtype, 1, &v);
+      tsri_cpu_store_f32(dst + i * out_stride * element, out->dtype, 1, &v);
     }
   } else {
     int64_t *ints = sc->values;
     tsri_cpu_load_i64(src, in->dtype, in_stride, n, ints);
     running_sum(p, n, NULL, ints);
     for (int64_t i = 0; i < n; i++)
-      tsri_cpu_store_i64(dst + i * out_stride * element, node->dtype, 1, &ints[i]);
+      tsri_cpu_store_i64(dst + i * out_stride * element, out->dtype, 1, &ints[i]);
   }
 }
 
 /* Float running sums accumulate in float64 (prefix j is within j * 2^-53 * sum|x_i| of exact
  * before its one rounding to the output dtype); integer ones in int64, wrapping. */
-static tsr_status cpu_cumsum(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  const tsr_array *in = node->inputs[0];
-  int axis = TSRI_PARAMS(node, tsri_cumsum_params)->axis;
+static tsr_status cpu_cumsum(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  const tsri_view *in = &op->in[0];
+  int axis = TSRI_PARAMS(op, tsri_cumsum_params)->axis;
   line_scratch sc;
-  status = scratch_alloc(&sc, in->shape[axis]);
+  tsr_status status = scratch_alloc(&sc, in->shape[axis]);
   if (status != TSR_OK) return status;
   line_walker w;
-  line_walker_init(&w, in, node, axis);
+  line_walker_init(&w, in, &op->out, axis);
   do
-    cumsum_line(in, node, &w, &sc);
+    cumsum_line(op, &w, &sc);
   while (line_walker_next(&w));
   scratch_free(&sc);
   return TSR_OK;

@@ -1,14 +1,14 @@
 /* cpu/strided.c — broadcast strides and the row odometer (cpu/strided.h). */
 #include "cpu/strided.h"
 
-void tsri_broadcast_strides(const tsr_array *in, const tsr_array *out, int64_t *strides) {
+void tsri_broadcast_strides(const tsri_view *in, const tsri_view *out, int64_t *strides) {
   for (int i = 0; i < out->ndim; i++) {
     int axis = in->ndim - out->ndim + i;
     strides[i] = (axis < 0 || in->shape[axis] == 1) ? 0 : in->strides[axis];
   }
 }
 
-void tsri_row_walker_init(tsri_row_walker *w, const tsr_array *out, int noperands,
+void tsri_row_walker_init(tsri_row_walker *w, const tsri_view *out, int noperands,
                           const int64_t *const *strides, const int64_t *base_offsets) {
   w->ndim = out->ndim;
   w->shape = out->shape;
@@ -35,19 +35,19 @@ bool tsri_row_walker_next(tsri_row_walker *w) {
   return false;
 }
 
-void tsri_for_each_unary_row(const tsr_array *node, tsri_unary_row_fn fn, void *ctx) {
-  const tsr_array *in = node->inputs[0];
-  const int64_t *strides[2] = {in->strides, node->strides};
-  int64_t offsets[2] = {in->offset, 0};
+void tsri_for_each_unary_row(const tsri_op *op, tsri_unary_row_fn fn, void *ctx) {
+  const tsri_view *in = &op->in[0], *out = &op->out;
+  const int64_t *strides[2] = {in->strides, out->strides};
+  int64_t offsets[2] = {in->offset, out->offset};
   tsri_row_walker walker;
-  tsri_row_walker_init(&walker, node, 2, strides, offsets);
-  int last = node->ndim - 1;
-  int64_t n = last >= 0 ? node->shape[last] : 1, stride = last >= 0 ? in->strides[last] : 0;
+  tsri_row_walker_init(&walker, out, 2, strides, offsets);
+  int last = out->ndim - 1;
+  int64_t n = last >= 0 ? out->shape[last] : 1, stride = last >= 0 ? in->strides[last] : 0;
   int64_t in_size = (int64_t)tsr_dtype_size(in->dtype);
-  int64_t out_size = (int64_t)tsr_dtype_size(node->dtype);
-  const unsigned char *src = (const unsigned char *)in->buffer->data;
-  unsigned char *dst = (unsigned char *)node->buffer->data;
+  int64_t out_size = (int64_t)tsr_dtype_size(out->dtype);
+  const unsigned char *src = (const unsigned char *)in->data;
+  unsigned char *dst = (unsigned char *)out->data;
   do {
-    fn(node, src + walker.offset[0] * in_size, stride, dst + walker.offset[1] * out_size, n, ctx);
+    fn(op, src + walker.offset[0] * in_size, stride, dst + walker.offset[1] * out_size, n, ctx);
   } while (tsri_row_walker_next(&walker));
 }

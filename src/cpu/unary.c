@@ -28,7 +28,7 @@ typedef void (*unary_i64_fn)(int64_t *x, int64_t n);
 
 typedef struct {
   unary_f32_fn f32;
-  unary_i64_fn i64; /* NULL: integer inputs are converted to float32 (the node's dtype) */
+  unary_i64_fn i64; /* NULL: integer inputs are converted to float32 (the output's dtype) */
 } unary_fns;
 
 #define UNARY_F32_ROW(name, element)                                        \
@@ -98,9 +98,9 @@ static const unary_fns unary_ops[TSRI_PRIM_COUNT] = {
 };
 
 /* One row of n elements at `in` (stride in elements) into the contiguous `out`. */
-static void run_row(const tsr_array *node, const unary_fns *fns, const unsigned char *in,
+static void run_row(const tsri_op *op, const unary_fns *fns, const unsigned char *in,
                     int64_t stride, unsigned char *out, int64_t n) {
-  tsr_dtype in_dtype = node->inputs[0]->dtype, out_dtype = node->dtype;
+  tsr_dtype in_dtype = op->in[0].dtype, out_dtype = op->out.dtype;
   if (in_dtype == TSR_FLOAT32 && out_dtype == TSR_FLOAT32) {
     fns->f32((float *)out, (const float *)in, stride, n);
     return;
@@ -125,15 +125,14 @@ static void run_row(const tsr_array *node, const unary_fns *fns, const unsigned 
   }
 }
 
-static void unary_row(const tsr_array *node, const unsigned char *src, int64_t src_stride,
+static void unary_row(const tsri_op *op, const unsigned char *src, int64_t src_stride,
                       unsigned char *dst, int64_t n, void *ctx) {
-  run_row(node, ctx, src, src_stride, dst, n);
+  run_row(op, ctx, src, src_stride, dst, n);
 }
 
-static tsr_status cpu_unary(tsr_array *node) {
-  tsr_status status = tsri_node_alloc(node);
-  if (status != TSR_OK || node->size == 0) return status;
-  tsri_for_each_unary_row(node, unary_row, (void *)&unary_ops[node->primitive]);
+static tsr_status cpu_unary(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  tsri_for_each_unary_row(op, unary_row, (void *)&unary_ops[op->primitive]);
   return TSR_OK;
 }
 

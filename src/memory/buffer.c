@@ -33,7 +33,7 @@ static tsr_status allocate_reserved(tsri_ledger *l, const tsri_system_allocator 
   tsri_buffer *b = malloc(sizeof *b);
   void *data = NULL;
   /* Fault injection counts system allocations only, so it sits right before the call. */
-  if (b && need > 0) data = tsri_ledger_fault_fires(l) ? NULL : sys->alloc(need);
+  if (b && need > 0) data = tsri_ledger_fault_fires(l) ? NULL : sys->alloc(l->device.index, need);
   bool ok = b && (need == 0 || data);
   tsri_ledger_commit(l, need, ok);
   if (!ok) {

@@ -40,12 +40,14 @@ void tsri_buffer_release(tsri_buffer *b);
 
 /* How a device's memory is really obtained and returned; the CPU's is built in, a GPU backend
  * registers its own (cudaMalloc/cudaFree) before its first allocation. round() gives the bytes
- * the system will back for a request, so the reservation is exact before the call. */
+ * the system will back for a request, so the reservation is exact before the call. There is no
+ * stream here: buffers come back stream-ordered already (core releases a node's inputs only once
+ * its stream has passed them: core/stream.h, after_current), so the system calls need none. */
 typedef struct {
   uint64_t (*round)(uint64_t nbytes);
-  void *(*alloc)(uint64_t bytes); /* NULL when the system has none */
-  void (*free)(void *ptr, uint64_t bytes);
-  uint64_t (*total_bytes)(int device_index); /* device memory, for the default cache limit */
+  void *(*alloc)(int device_index, uint64_t bytes); /* NULL when the system has none */
+  void (*free)(void *ptr, uint64_t bytes);          /* any thread; the pointer names its device */
+  uint64_t (*total_bytes)(int device_index);        /* device memory, for the default cache limit */
   /* Optional (NULL: untracked reads 0): device memory in use as the driver sees it, so a snapshot
      can report what is in use but not on the ledger (`untracked`). */
   uint64_t (*used_bytes)(int device_index);

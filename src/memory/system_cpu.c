@@ -30,7 +30,8 @@ static uint64_t cpu_round(uint64_t n) {
   return heap < CPU_MAP_THRESHOLD ? heap : round_up(n, page_bytes());
 }
 
-static void *cpu_alloc(uint64_t bytes) {
+static void *cpu_alloc(int device_index, uint64_t bytes) {
+  (void)device_index; /* one CPU device */
   if (bytes == 0 || bytes > SIZE_MAX) return NULL;
   if (bytes < CPU_MAP_THRESHOLD) {
     void *p = NULL;

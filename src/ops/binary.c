@@ -26,7 +26,7 @@ static tsr_status binary_op(const char *what, tsri_primitive primitive, result_k
   if (kind == RESULT_FLOAT && !tsri_dtype_is_float(dtype)) dtype = TSR_FLOAT32;
   if (kind == RESULT_BOOL) dtype = TSR_BOOL;
   tsr_array *inputs[2] = {a, b};
-  return tsri_node_new(out, primitive, NULL, dtype, shape, ndim, inputs, 2, s);
+  return tsri_node_new(out, primitive, NULL, 0, dtype, shape, ndim, inputs, 2, s);
 }
 
 #define BINARY_OP(name, primitive, kind)                                              \
@@ -89,6 +89,6 @@ tsr_status tsr_where(tsr_array **out, tsr_array *cond, tsr_array *a, tsr_array *
   tsr_array *inputs[3] = {cond, a, b};
   tsr_status status = broadcast_three(inputs, shape, &ndim);
   if (status != TSR_OK) return status;
-  return tsri_node_new(out, TSRI_PRIM_WHERE, NULL, tsri_dtype_promote(a->dtype, b->dtype), shape,
+  return tsri_node_new(out, TSRI_PRIM_WHERE, NULL, 0, tsri_dtype_promote(a->dtype, b->dtype), shape,
                        ndim, inputs, 3, s);
 }

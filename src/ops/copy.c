@@ -27,5 +27,6 @@ tsr_status tsr_to_device(tsr_array **out, tsr_array *a, tsr_device d, tsr_stream
                       tsri_device_str(on, on_name), tsri_device_str(d, name));
   }
   tsr_array *inputs[1] = {a};
-  return tsri_node_new(out, TSRI_PRIM_COPY, NULL, a->dtype, a->shape, a->ndim, inputs, 1, target);
+  return tsri_node_new(out, TSRI_PRIM_COPY, NULL, 0, a->dtype, a->shape, a->ndim, inputs, 1,
+                       target);
 }

@@ -26,11 +26,8 @@ static tsr_status full_named(const char *what, tsr_array **out, const int64_t *s
   int64_t size = 0;
   tsr_status status = tsri_shape_check(what, shape, ndim, dtype, &size);
   if (status != TSR_OK) return status;
-  tsri_params params = {0};
-  tsri_full_params *full = (tsri_full_params *)(void *)params.raw;
-  full->value = value;
-  full->dtype = dtype;
-  return tsri_node_new(out, TSRI_PRIM_FULL, &params, dtype, shape, ndim, NULL, 0, s);
+  const tsri_full_params full = {.value = value, .dtype = dtype};
+  return tsri_node_new(out, TSRI_PRIM_FULL, &full, sizeof full, dtype, shape, ndim, NULL, 0, s);
 }
 
 tsr_status tsr_zeros(tsr_array **out, const int64_t *shape, int ndim, tsr_dtype dtype,
@@ -72,12 +69,9 @@ tsr_status tsr_arange(tsr_array **out, double start, double stop, double step, t
   int64_t count = 0;
   tsr_status status = arange_count(start, stop, step, &count);
   if (status != TSR_OK) return status;
-  tsri_params params = {0};
-  tsri_arange_params *range = (tsri_arange_params *)(void *)params.raw;
-  range->start = start;
-  range->step = step;
+  const tsri_arange_params range = {.start = start, .step = step};
   /* node_new checks the byte size (count * dtype size) and names arange in its message. */
-  return tsri_node_new(out, TSRI_PRIM_ARANGE, &params, dtype, &count, 1, NULL, 0, s);
+  return tsri_node_new(out, TSRI_PRIM_ARANGE, &range, sizeof range, dtype, &count, 1, NULL, 0, s);
 }
 
 tsr_status tsr_astype(tsr_array **out, tsr_array *a, tsr_dtype dtype, tsr_stream *s) {
@@ -85,5 +79,5 @@ tsr_status tsr_astype(tsr_array **out, tsr_array *a, tsr_dtype dtype, tsr_stream
   if (!tsri_dtype_valid(dtype))
     return tsri_error(TSR_ERR_INVALID, "astype: dtype %d is not a tsr_dtype", (int)dtype);
   tsr_array *inputs[1] = {a};
-  return tsri_node_new(out, TSRI_PRIM_ASTYPE, NULL, dtype, a->shape, a->ndim, inputs, 1, s);
+  return tsri_node_new(out, TSRI_PRIM_ASTYPE, NULL, 0, dtype, a->shape, a->ndim, inputs, 1, s);
 }

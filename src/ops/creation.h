@@ -12,7 +12,6 @@ typedef struct {
   double value;
   tsr_dtype dtype;
 } tsri_full_params;
-TSRI_PARAMS_FIT(tsri_full_params);
 
 /* TSRI_PRIM_ARANGE: element i is start + i * step in float64, then converted to the node's
  * dtype; the element count is the node's shape. */
@@ -20,6 +19,5 @@ typedef struct {
   double start;
   double step;
 } tsri_arange_params;
-TSRI_PARAMS_FIT(tsri_arange_params);
 
 #endif

@@ -36,10 +36,10 @@ tsr_status tsr_take(tsr_array **out, tsr_array *a, tsr_array *indices, int axis,
     shape[k++] = indices->shape[d];
   for (int d = resolved + 1; d < a->ndim; d++)
     shape[k++] = a->shape[d];
-  tsri_params params = {0};
-  ((tsri_take_params *)(void *)params.raw)->axis = resolved;
+  const tsri_take_params params = {.axis = resolved};
   tsr_array *inputs[2] = {a, indices};
-  return tsri_node_new(out, TSRI_PRIM_TAKE, &params, a->dtype, shape, ndim, inputs, 2, s);
+  return tsri_node_new(out, TSRI_PRIM_TAKE, &params, sizeof params, a->dtype, shape, ndim, inputs,
+                       2, s);
 }
 
 tsr_status tsr_take_along_axis(tsr_array **out, tsr_array *a, tsr_array *indices, int axis,
@@ -63,11 +63,10 @@ tsr_status tsr_take_along_axis(tsr_array **out, tsr_array *a, tsr_array *indices
                         text_i, text_a, d, (long long)di, (long long)da);
     shape[d] = d == resolved ? di : (da == 1 ? di : da);
   }
-  tsri_params params = {0};
-  ((tsri_take_params *)(void *)params.raw)->axis = resolved;
+  const tsri_take_params params = {.axis = resolved};
   tsr_array *inputs[2] = {a, indices};
-  return tsri_node_new(out, TSRI_PRIM_TAKE_ALONG_AXIS, &params, a->dtype, shape, a->ndim, inputs, 2,
-                       s);
+  return tsri_node_new(out, TSRI_PRIM_TAKE_ALONG_AXIS, &params, sizeof params, a->dtype, shape,
+                       a->ndim, inputs, 2, s);
 }
 
 /* The update broadcast to the slice's shape (a new reference: update itself when it fits). */
@@ -104,17 +103,17 @@ tsr_status tsr_slice_update(tsr_array **out, tsr_array *dst, tsr_array *update,
                       !out   ? "out"
                       : !dst ? "dst"
                              : "update");
-  tsri_params params = {0};
+  tsri_slice_params params;
   int64_t shape[TSR_MAX_NDIM];
-  tsr_status status = tsri_slice_resolve("slice_update", dst, start, stop, step, naxes,
-                                         (tsri_slice_params *)(void *)params.raw, shape);
+  tsr_status status =
+      tsri_slice_resolve("slice_update", dst, start, stop, step, naxes, &params, shape);
   if (status != TSR_OK) return status;
   tsr_array *fitted = NULL;
   status = update_for_slice(update, dst, shape, s, &fitted);
   if (status != TSR_OK) return status;
   tsr_array *inputs[2] = {dst, fitted};
-  status = tsri_node_new(out, TSRI_PRIM_SLICE_UPDATE, &params, dst->dtype, dst->shape, dst->ndim,
-                         inputs, 2, s);
+  status = tsri_node_new(out, TSRI_PRIM_SLICE_UPDATE, &params, sizeof params, dst->dtype,
+                         dst->shape, dst->ndim, inputs, 2, s);
   tsr_array_release(fitted);
   return status;
 }

@@ -3,12 +3,11 @@
 #ifndef TSR_OPS_INDEXING_H
 #define TSR_OPS_INDEXING_H
 
-#include "core/array.h"
+#include "core/op.h"
 
 /* TSRI_PRIM_TAKE and TSRI_PRIM_TAKE_ALONG_AXIS: the (non-negative) axis of `a` indexed. */
 typedef struct {
   int axis;
 } tsri_take_params;
-TSRI_PARAMS_FIT(tsri_take_params);
 
 #endif

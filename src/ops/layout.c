@@ -25,18 +25,18 @@ static tsr_status check_out_and_a(const char *what, tsr_array **out, const tsr_a
   return TSR_OK;
 }
 
-static tsr_status view_node(tsr_array **out, tsri_primitive primitive, const tsri_params *params,
-                            tsr_array *a, const int64_t *shape, int ndim, tsr_stream *s) {
+static tsr_status view_node(tsr_array **out, tsri_primitive primitive, const void *params,
+                            size_t params_size, tsr_array *a, const int64_t *shape, int ndim,
+                            tsr_stream *s) {
   tsr_array *inputs[1] = {a};
-  return tsri_node_new(out, primitive, params, a->dtype, shape, ndim, inputs, 1, s);
+  return tsri_node_new(out, primitive, params, params_size, a->dtype, shape, ndim, inputs, 1, s);
 }
 
 /* A reshape that stays a view of any layout it can re-stride (expand_dims, squeeze). */
 static tsr_status restride_node(tsr_array **out, tsr_array *a, const int64_t *shape, int ndim,
                                 tsr_stream *s) {
-  tsri_params params = {0};
-  ((tsri_reshape_params *)(void *)params.raw)->keep_strides = true;
-  return view_node(out, TSRI_PRIM_RESHAPE, &params, a, shape, ndim, s);
+  const tsri_reshape_params params = {.keep_strides = true};
+  return view_node(out, TSRI_PRIM_RESHAPE, &params, sizeof params, a, shape, ndim, s);
 }
 
 /* ---- reshape ------------------------------------------------------------------------------- */
@@ -94,7 +94,8 @@ tsr_status tsr_reshape(tsr_array **out, tsr_array *a, const int64_t *shape, int 
   int64_t resolved[TSR_MAX_NDIM];
   status = infer_shape(a, shape, ndim, resolved);
   if (status != TSR_OK) return status;
-  return view_node(out, TSRI_PRIM_RESHAPE, NULL, a, resolved, ndim, s); /* packed */
+  const tsri_reshape_params packed = {.keep_strides = false};
+  return view_node(out, TSRI_PRIM_RESHAPE, &packed, sizeof packed, a, resolved, ndim, s);
 }
 
 tsr_status tsr_expand_dims(tsr_array **out, tsr_array *a, int axis, tsr_stream *s) {
@@ -151,8 +152,7 @@ tsr_status tsr_squeeze(tsr_array **out, tsr_array *a, const int *axes, int naxes
 tsr_status tsr_transpose(tsr_array **out, tsr_array *a, const int *axes, int naxes, tsr_stream *s) {
   tsr_status status = check_out_and_a("transpose", out, a);
   if (status != TSR_OK) return status;
-  tsri_params params = {0};
-  tsri_transpose_params *p = (tsri_transpose_params *)(void *)params.raw;
+  tsri_transpose_params params = {0}, *p = &params;
   char text[160];
   if (!axes) {
     if (naxes != 0 && naxes != a->ndim)
@@ -180,7 +180,7 @@ tsr_status tsr_transpose(tsr_array **out, tsr_array *a, const int *axes, int nax
   int64_t shape[TSR_MAX_NDIM];
   for (int i = 0; i < a->ndim; i++)
     shape[i] = a->shape[p->axes[i]];
-  return view_node(out, TSRI_PRIM_TRANSPOSE, &params, a, shape, a->ndim, s);
+  return view_node(out, TSRI_PRIM_TRANSPOSE, &params, sizeof params, a, shape, a->ndim, s);
 }
 
 /* Python's slice.indices for one axis: the first index taken and the count. */
@@ -232,12 +232,11 @@ tsr_status tsr_slice(tsr_array **out, tsr_array *a, const int64_t *start, const 
                      const int64_t *step, int naxes, tsr_stream *s) {
   tsr_status status = check_out_and_a("slice", out, a);
   if (status != TSR_OK) return status;
-  tsri_params params = {0};
+  tsri_slice_params params;
   int64_t shape[TSR_MAX_NDIM];
-  status = tsri_slice_resolve("slice", a, start, stop, step, naxes,
-                              (tsri_slice_params *)(void *)params.raw, shape);
+  status = tsri_slice_resolve("slice", a, start, stop, step, naxes, &params, shape);
   if (status != TSR_OK) return status;
-  return view_node(out, TSRI_PRIM_SLICE, &params, a, shape, a->ndim, s);
+  return view_node(out, TSRI_PRIM_SLICE, &params, sizeof params, a, shape, a->ndim, s);
 }
 
 tsr_status tsr_broadcast_to(tsr_array **out, tsr_array *a, const int64_t *shape, int ndim,
@@ -260,7 +259,7 @@ tsr_status tsr_broadcast_to(tsr_array **out, tsr_array *a, const int64_t *shape,
                         "broadcast_to: %s does not broadcast to %s (axis %d: %lld vs %lld)", from,
                         to, ndim - a->ndim + i, (long long)dim, (long long)target);
   }
-  return view_node(out, TSRI_PRIM_BROADCAST_TO, NULL, a, shape, ndim, s);
+  return view_node(out, TSRI_PRIM_BROADCAST_TO, NULL, 0, a, shape, ndim, s);
 }
 
 tsr_status tsr_contiguous(tsr_array **out, tsr_array *a, tsr_stream *s) {
@@ -272,7 +271,8 @@ tsr_status tsr_contiguous(tsr_array **out, tsr_array *a, tsr_stream *s) {
     *out = tsr_array_retain(a);
     return TSR_OK;
   }
-  return view_node(out, TSRI_PRIM_RESHAPE, NULL, a, a->shape, a->ndim, s);
+  const tsri_reshape_params packed = {.keep_strides = false};
+  return view_node(out, TSRI_PRIM_RESHAPE, &packed, sizeof packed, a, a->shape, a->ndim, s);
 }
 
 /* ---- concatenate ---------------------------------------------------------------------------- */
@@ -313,9 +313,8 @@ static tsr_status concatenate_node(tsr_array **out, tsr_array *const *pieces, in
       return tsri_error(TSR_ERR_INVALID, "concatenate: the joined axis %d overflows int64", axis);
     shape[axis] += pieces[i]->shape[axis];
   }
-  tsri_params params = {0};
-  ((tsri_concatenate_params *)(void *)params.raw)->axis = axis;
-  return tsri_node_new(out, TSRI_PRIM_CONCATENATE, &params, pieces[0]->dtype, shape,
+  const tsri_concatenate_params params = {.axis = axis};
+  return tsri_node_new(out, TSRI_PRIM_CONCATENATE, &params, sizeof params, pieces[0]->dtype, shape,
                        pieces[0]->ndim, pieces, n, s);
 }
 

@@ -9,7 +9,6 @@
 typedef struct {
   int axis;
 } tsri_concatenate_params;
-TSRI_PARAMS_FIT(tsri_concatenate_params);
 
 /* Resolves a[start:stop:step] on axes 0..naxes-1 of `a` by Python's rules (later axes whole)
  * into params (non-negative starts, steps) and the slice's shape (a->ndim axes). TSR_ERR_INVALID

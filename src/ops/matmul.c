@@ -1,5 +1,6 @@
-/* ops/matmul.c — tsr_matmul: argument checks, the batched geometry (ops/matmul.h) and the result
- * dtype. The product itself is the backends' (cpu/matmul.c). */
+/* ops/matmul.c — tsr_matmul: argument checks, the batched geometry the node keeps as its
+ * parameters (ops/matmul.h) and the result dtype. The product itself is the backends'
+ * (cpu/matmul.c). */
 #include "ops/matmul.h"
 
 #include <limits.h>
@@ -7,6 +8,7 @@
 #include "base/dtype.h"
 #include "base/shape.h"
 #include "base/status.h"
+#include "core/array.h"
 #include "tessera/ops.h"
 
 static tsr_status mismatch(const tsr_array *a, const tsr_array *b, const char *why, int axis,
@@ -19,11 +21,11 @@ static tsr_status mismatch(const tsr_array *a, const tsr_array *b, const char *w
 }
 
 /* Batch axes of one operand aligned at the right of the broadcast batch shape. */
-static void side_batch_strides(const tsr_array *x, int x_batch_ndim, int batch_ndim,
-                               tsri_matmul_side *side) {
+static void side_batch_axes(const tsr_array *x, int x_batch_ndim, int batch_ndim,
+                            tsri_matmul_side *side) {
   for (int i = 0; i < batch_ndim; i++) {
     int axis = x_batch_ndim - batch_ndim + i;
-    side->batch_strides[i] = (axis < 0 || x->shape[axis] == 1) ? 0 : x->strides[axis];
+    side->batch_axes[i] = (axis < 0 || x->shape[axis] == 1) ? -1 : axis;
   }
 }
 
@@ -43,13 +45,16 @@ static tsr_status broadcast_batch(const tsr_array *a, const tsr_array *b, int a_
     return tsri_error(TSR_ERR_INVALID, "matmul: the broadcast batch shape %s overflows int64",
                       tsri_shape_str(g->batch_shape, g->batch_ndim, text, sizeof text));
   }
-  side_batch_strides(a, a_batch, g->batch_ndim, &g->a);
-  side_batch_strides(b, b_batch, g->batch_ndim, &g->b);
+  side_batch_axes(a, a_batch, g->batch_ndim, &g->a);
+  side_batch_axes(b, b_batch, g->batch_ndim, &g->b);
   return TSR_OK;
 }
 
-tsr_status tsri_matmul_geometry_of(const tsr_array *a, const tsr_array *b,
-                                   tsri_matmul_geometry *g) {
+/* The geometry of a @ b from their shapes, or TSR_ERR_INVALID naming both shapes: a 0-d operand,
+ * contracting axes that differ, batch axes that do not broadcast, or M, N or K beyond what a
+ * 32-bit BLAS int can index. */
+static tsr_status matmul_geometry_of(const tsr_array *a, const tsr_array *b,
+                                     tsri_matmul_geometry *g) {
   if (a->ndim == 0 || b->ndim == 0)
     return tsri_error(TSR_ERR_INVALID, "matmul: %s is 0-d (a scalar has no matrix axes)",
                       a->ndim == 0 ? "a" : "b");
@@ -64,10 +69,10 @@ tsr_status tsri_matmul_geometry_of(const tsr_array *a, const tsr_array *b,
   if (g->m > INT_MAX || g->n > INT_MAX || g->k > INT_MAX)
     return tsri_error(TSR_ERR_INVALID, "matmul: M %lld, N %lld or K %lld exceeds %d (BLAS int)",
                       (long long)g->m, (long long)g->n, (long long)g->k, INT_MAX);
-  g->a.row_stride = a_vector ? 0 : a->strides[la - 1];
-  g->a.col_stride = a->strides[la];
-  g->b.row_stride = b_vector ? b->strides[0] : b->strides[lb - 1];
-  g->b.col_stride = b_vector ? 0 : b->strides[lb];
+  g->a.row_axis = a_vector ? -1 : la - 1;
+  g->a.col_axis = la;
+  g->b.row_axis = b_vector ? 0 : lb - 1;
+  g->b.col_axis = b_vector ? -1 : lb;
   tsr_status status =
       broadcast_batch(a, b, a_vector ? 0 : a->ndim - 2, b_vector ? 0 : b->ndim - 2, g);
   if (status != TSR_OK) return status;
@@ -96,11 +101,12 @@ tsr_status tsr_matmul(tsr_array **out, tsr_array *a, tsr_array *b, tsr_stream *s
   tsr_status status = check_operand("a", a);
   if (status == TSR_OK) status = check_operand("b", b);
   if (status != TSR_OK) return status;
-  tsri_matmul_geometry g;
-  status = tsri_matmul_geometry_of(a, b, &g);
+  tsri_matmul_params p = {0};
+  status = matmul_geometry_of(a, b, &p.g);
   if (status != TSR_OK) return status;
   tsr_dtype dtype = tsri_dtype_promote(a->dtype, b->dtype);
   if (!tsri_dtype_is_float(dtype)) dtype = TSR_FLOAT32; /* integer products accumulate in float */
   tsr_array *inputs[2] = {a, b};
-  return tsri_node_new(out, TSRI_PRIM_MATMUL, NULL, dtype, g.out_shape, g.out_ndim, inputs, 2, s);
+  return tsri_node_new(out, TSRI_PRIM_MATMUL, &p, sizeof p, dtype, p.g.out_shape, p.g.out_ndim,
+                       inputs, 2, s);
 }

@@ -1,15 +1,22 @@
-/* ops/matmul.h — tsr_matmul's shape rules (NumPy's promotion of 1-D operands, broadcasting of
- * batch axes), shared by the constructor and every backend's kernel so the two cannot disagree.
- * Not the arithmetic: that is the backends' (cpu/matmul.c). */
+/* ops/matmul.h — the parameters of a matmul node: its geometry under tsr_matmul's shape rules
+ * (NumPy's promotion of 1-D operands, broadcasting of batch axes), derived once by the
+ * constructor (ops/matmul.c) and read by every backend's kernel so the two cannot disagree. Not
+ * the arithmetic: that is the backends' (cpu/matmul.c). */
 #ifndef TSR_OPS_MATMUL_H
 #define TSR_OPS_MATMUL_H
 
-#include "core/array.h"
+#include <stdbool.h>
+#include <stdint.h>
 
-/* One operand seen as a stack of matrices over the broadcast batch axes. */
+#include "tessera/array.h"
+
+/* One operand seen as a stack of matrices over the broadcast batch axes: the operand's axis that
+ * each batch axis, the rows and the columns step along, or -1 where the step is 0 (a broadcast
+ * batch axis, the axis a promoted 1-D operand lacks). The strides themselves are the operand's
+ * evaluated layout, known only when the node runs (core/op.h's input views). */
 typedef struct {
-  int64_t batch_strides[TSR_MAX_NDIM]; /* elements per step of each batch axis; 0 where broadcast */
-  int64_t row_stride, col_stride;      /* elements; a promoted 1-D axis gets stride 0 */
+  int batch_axes[TSR_MAX_NDIM];
+  int row_axis, col_axis;
 } tsri_matmul_side;
 
 /* out[batch..., M, N] = a[batch..., M, K] @ b[batch..., K, N] over batch_shape. */
@@ -23,9 +30,9 @@ typedef struct {
   int64_t out_shape[TSR_MAX_NDIM];
 } tsri_matmul_geometry;
 
-/* The geometry of a @ b from their shapes and (current) strides, or TSR_ERR_INVALID naming both
- * shapes: a 0-d operand, contracting axes that differ, batch axes that do not broadcast, or M, N
- * or K beyond what a 32-bit BLAS int can index. */
-tsr_status tsri_matmul_geometry_of(const tsr_array *a, const tsr_array *b, tsri_matmul_geometry *g);
+/* TSRI_PRIM_MATMUL: inputs a and b (any layout); M, N and K fit a 32-bit BLAS int. */
+typedef struct {
+  tsri_matmul_geometry g;
+} tsri_matmul_params;
 
 #endif

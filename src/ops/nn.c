@@ -35,11 +35,10 @@ tsr_status tsr_softmax(tsr_array **out, tsr_array *x, int axis, tsr_stream *s) {
     return tsri_error(TSR_ERR_INVALID, "softmax: axis %d out of range for a %d-d array %s", axis,
                       x->ndim, tsri_shape_str(x->shape, x->ndim, shape, sizeof shape));
   }
-  tsri_params params = {0};
   const tsri_softmax_params p = {.axis = normalized};
-  memcpy(params.raw, &p, sizeof p);
   tsr_array *inputs[1] = {x};
-  return tsri_node_new(out, TSRI_PRIM_SOFTMAX, &params, x->dtype, x->shape, x->ndim, inputs, 1, s);
+  return tsri_node_new(out, TSRI_PRIM_SOFTMAX, &p, sizeof p, x->dtype, x->shape, x->ndim, inputs, 1,
+                       s);
 }
 
 /* weight must broadcast to x's shape without widening it. */
@@ -77,11 +76,9 @@ tsr_status tsr_rms_norm(tsr_array **out, tsr_array *x, tsr_array *weight, float 
     status = check_norm_weight(x, weight);
     if (status != TSR_OK) return status;
   }
-  tsri_params params = {0};
   const tsri_rms_norm_params p = {.eps = eps, .has_weight = weight != NULL};
-  memcpy(params.raw, &p, sizeof p);
   tsr_array *inputs[2] = {x, weight};
-  return tsri_node_new(out, TSRI_PRIM_RMS_NORM, &params, x->dtype, x->shape, x->ndim, inputs,
+  return tsri_node_new(out, TSRI_PRIM_RMS_NORM, &p, sizeof p, x->dtype, x->shape, x->ndim, inputs,
                        weight ? 2 : 1, s);
 }
 
@@ -112,12 +109,11 @@ tsr_status tsr_rope(tsr_array **out, tsr_array *x, int dims, bool traditional, f
   if (!out || !x) return tsri_error(TSR_ERR_INVALID, "rope: %s is NULL", !out ? "out" : "x");
   tsr_status status = check_rope(x, dims, base, offset);
   if (status != TSR_OK) return status;
-  tsri_params params = {0};
   const tsri_rope_params p = {
       .offset = offset, .dims = dims, .traditional = traditional, .base = base};
-  memcpy(params.raw, &p, sizeof p);
   tsr_array *inputs[1] = {x};
-  return tsri_node_new(out, TSRI_PRIM_ROPE, &params, x->dtype, x->shape, x->ndim, inputs, 1, s);
+  return tsri_node_new(out, TSRI_PRIM_ROPE, &p, sizeof p, x->dtype, x->shape, x->ndim, inputs, 1,
+                       s);
 }
 
 static tsr_status sdpa_shape_error(const char *why, const tsr_array *q, const tsr_array *k,
@@ -176,9 +172,7 @@ tsr_status tsr_sdpa(tsr_array **out, tsr_array *q, tsr_array *k, tsr_array *v, f
   if (status != TSR_OK) return status;
   if (!isfinite(scale))
     return tsri_error(TSR_ERR_INVALID, "sdpa: scale %g must be finite", (double)scale);
-  tsri_params params = {0};
   const tsri_sdpa_params p = {.scale = scale, .causal = causal};
-  memcpy(params.raw, &p, sizeof p);
   tsr_array *inputs[3] = {q, k, v};
-  return tsri_node_new(out, TSRI_PRIM_SDPA, &params, q->dtype, q->shape, 4, inputs, 3, s);
+  return tsri_node_new(out, TSRI_PRIM_SDPA, &p, sizeof p, q->dtype, q->shape, 4, inputs, 3, s);
 }

@@ -10,14 +10,12 @@
 typedef struct {
   int axis; /* non-negative */
 } tsri_softmax_params;
-TSRI_PARAMS_FIT(tsri_softmax_params);
 
 /* Inputs: x, and weight when has_weight. */
 typedef struct {
   float eps;
   bool has_weight;
 } tsri_rms_norm_params;
-TSRI_PARAMS_FIT(tsri_rms_norm_params);
 
 typedef struct {
   int64_t offset; /* position of row t is offset + t */
@@ -25,13 +23,11 @@ typedef struct {
   bool traditional;
   float base;
 } tsri_rope_params;
-TSRI_PARAMS_FIT(tsri_rope_params);
 
 /* Inputs: q [B, Hq, Tq, D], k and v [B, Hkv, Tk, D]. */
 typedef struct {
   float scale;
   bool causal;
 } tsri_sdpa_params;
-TSRI_PARAMS_FIT(tsri_sdpa_params);
 
 #endif

@@ -12,6 +12,7 @@
 #include "base/quant_format.h"
 #include "base/status.h"
 #include "core/array.h"
+#include "core/views.h"
 #include "tessera/quant.h"
 
 _Static_assert(TSR_QUANT_AFFINE == TSRI_QF_AFFINE && TSR_QUANT_MXFP4 == TSRI_QF_MXFP4 &&
@@ -89,11 +90,9 @@ static tsr_status make_parts(tsr_array *blob, const tsr_array *w, const tsri_qua
   for (int i = 0; i < nparts; i++) {
     int64_t groups_per_row = q->k / q->group_size;
     shape[w->ndim - 1] = i == 0 ? groups_per_row * (q->group_size * q->bits / 32) : groups_per_row;
-    tsri_params params = {0};
     const tsri_quant_part_params p = {.part = i, .byte_offset = offsets[i]};
-    memcpy(params.raw, &p, sizeof p);
-    tsr_status status = tsri_node_new(&parts[i], TSRI_PRIM_QUANT_PART, &params, dtypes[i], shape,
-                                      w->ndim, &blob, 1, s);
+    tsr_status status = tsri_node_new(&parts[i], TSRI_PRIM_QUANT_PART, &p, sizeof p, dtypes[i],
+                                      shape, w->ndim, &blob, 1, s);
     if (status != TSR_OK) {
       for (int j = 0; j < i; j++)
         tsr_array_release(parts[j]);
@@ -131,12 +130,10 @@ static tsr_status quantize_node(const char *what, tsr_array **w_q, tsr_array **s
   status = tsri_shape_check(what, &blob_bytes, 1, TSR_UINT8, &blob_size);
   if (status != TSR_OK) return status;
 
-  tsri_params params = {0};
-  memcpy(params.raw, &q, sizeof q);
   tsr_array *blob = NULL, *parts[3] = {NULL, NULL, NULL};
   tsr_array *inputs[1] = {w};
-  status =
-      tsri_node_new(&blob, TSRI_PRIM_QUANTIZE, &params, TSR_UINT8, &blob_bytes, 1, inputs, 1, s);
+  status = tsri_node_new(&blob, TSRI_PRIM_QUANTIZE, &q, sizeof q, TSR_UINT8, &blob_bytes, 1, inputs,
+                         1, s);
   if (status != TSR_OK) return status;
   status = make_parts(blob, w, &q, s, parts);
   tsr_array_release(blob); /* the parts hold it */
@@ -252,15 +249,13 @@ static tsr_status dequantize_node(const char *what, tsr_array **out, tsr_array *
   int64_t size = 0;
   status = tsri_shape_check(what, shape, w_q->ndim, dtype, &size);
   if (status != TSR_OK) return status;
-  tsri_params params = {0};
   const tsri_dequantize_params p = {.mode = mode,
                                     .group_size = group_size,
                                     .bits = bits,
                                     .has_global_scale = has_global_scale,
                                     .global_scale = global_scale};
-  memcpy(params.raw, &p, sizeof p);
   tsr_array *inputs[3] = {w_q, scales, biases};
-  return tsri_node_new(out, TSRI_PRIM_DEQUANTIZE, &params, dtype, shape, w_q->ndim, inputs,
+  return tsri_node_new(out, TSRI_PRIM_DEQUANTIZE, &p, sizeof p, dtype, shape, w_q->ndim, inputs,
                        mode == TSRI_QF_AFFINE ? 3 : 2, s);
 }
 

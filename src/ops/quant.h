@@ -30,15 +30,8 @@ typedef struct {
   int64_t rows, k;
   int64_t scales_offset, biases_offset; /* bytes; biases_offset 0 when there are none */
 } tsri_quantize_params;
-TSRI_PARAMS_FIT(tsri_quantize_params);
 
-/* TSRI_PRIM_QUANT_PART: a view of one part of its input blob (the node's dtype and shape), packed
-   row-major from `byte_offset`; it keeps the blob's buffer alive. */
-typedef struct {
-  int part; /* tsri_quant_part */
-  int64_t byte_offset;
-} tsri_quant_part_params;
-TSRI_PARAMS_FIT(tsri_quant_part_params);
+/* TSRI_PRIM_QUANT_PART: its parameters are core/views.h's tsri_quant_part_params. */
 
 /* TSRI_PRIM_DEQUANTIZE: inputs w_q [..., R, K * bits / 32] uint32, scales [..., R, K / gs] and,
    for affine, biases like the scales (all any layout); output [..., R, K] of the node's dtype. */
@@ -48,6 +41,5 @@ typedef struct {
   bool has_global_scale; /* nvfp4 only */
   float global_scale;
 } tsri_dequantize_params;
-TSRI_PARAMS_FIT(tsri_dequantize_params);
 
 #endif

@@ -1,6 +1,7 @@
 /* ops/quant_matmul.c — tsr_quantized_matmul and tsr_gather_qmm: every argument check
- * (quant-spec.md Part A §6, Part B §4.1, including what MLX forgets to check), the geometry of
- * ops/quant_matmul.h and the output dtype. The arithmetic is the backends' (cpu/qmm.c). */
+ * (quant-spec.md Part A §6, Part B §4.1, including what MLX forgets to check), the geometry the
+ * node keeps in its parameters (ops/quant_matmul.h) and the output dtype. The arithmetic is the
+ * backends' (cpu/qmm.c). */
 #include "ops/quant_matmul.h"
 
 #include <stdint.h>
@@ -10,7 +11,13 @@
 #include "base/shape.h"
 #include "base/quant_format.h"
 #include "base/status.h"
+#include "core/array.h"
 #include "tessera/quant.h"
+
+/* The constructor's arguments, named. */
+typedef struct {
+  const tsr_array *x, *w_q, *scales, *biases, *lhs, *rhs; /* biases/lhs/rhs may be NULL */
+} qmm_operands;
 
 _Static_assert(TSR_QUANT_AFFINE == TSRI_QF_AFFINE && TSR_QUANT_MXFP4 == TSRI_QF_MXFP4 &&
                    TSR_QUANT_MXFP8 == TSRI_QF_MXFP8 && TSR_QUANT_NVFP4 == TSRI_QF_NVFP4,
@@ -46,7 +53,7 @@ static tsr_status check_mode(const char *op, const tsri_qmm_params *p) {
   return TSR_OK;
 }
 
-static tsr_status check_scale_dtypes(const char *op, const tsri_qmm_operands *o,
+static tsr_status check_scale_dtypes(const char *op, const qmm_operands *o,
                                      const tsri_qmm_params *p) {
   char a[96], b[96];
   const tsr_array *scales = o->scales, *biases = o->biases;
@@ -79,8 +86,7 @@ static tsr_status check_scale_dtypes(const char *op, const tsri_qmm_operands *o,
   return TSR_OK;
 }
 
-static tsr_status check_dtypes(const char *op, const tsri_qmm_operands *o,
-                               const tsri_qmm_params *p) {
+static tsr_status check_dtypes(const char *op, const qmm_operands *o, const tsri_qmm_params *p) {
   if (!is_float_compute(o->x->dtype))
     return tsri_error(TSR_ERR_INVALID, "%s: x has dtype %s (float32, float16 or bfloat16 needed)",
                       op, tsr_dtype_name(o->x->dtype));
@@ -98,7 +104,7 @@ static tsr_status check_dtypes(const char *op, const tsri_qmm_operands *o,
 
 /* w_q [..., rows, words] and scales [..., rows, groups]: same leading axes, and words * 32 / bits
    elements per row equal to groups * group_size. Sets the weight part of g. */
-static tsr_status check_weight_shapes(const char *op, const tsri_qmm_operands *o,
+static tsr_status check_weight_shapes(const char *op, const qmm_operands *o,
                                       const tsri_qmm_params *p, tsri_qmm_geometry *g) {
   char a[96], b[96];
   const tsr_array *w = o->w_q, *scales = o->scales;
@@ -159,7 +165,7 @@ static void set_index_shape(int *ndim, int64_t *shape, const int64_t *from, int 
 }
 
 /* The batch part of g: which matrices each output matrix uses (ops/quant_matmul.h). */
-static tsr_status batch_geometry(const char *op, const tsri_qmm_operands *o, tsri_qmm_geometry *g) {
+static tsr_status batch_geometry(const char *op, const qmm_operands *o, tsri_qmm_geometry *g) {
   const tsr_array *x = o->x, *w = o->w_q;
   char a[96], b[96];
   bool gather = o->lhs || o->rhs;
@@ -199,9 +205,12 @@ static tsr_status batch_geometry(const char *op, const tsri_qmm_operands *o, tsr
   return TSR_OK;
 }
 
-tsr_status tsri_qmm_geometry_of(const char *op, const tsri_qmm_operands *o,
-                                const tsri_qmm_params *p, tsri_qmm_geometry *g,
-                                tsr_dtype *out_dtype) {
+/* Validates every argument of the op `op` ("quantized_matmul" or "gather_qmm"; a gather node
+ * with neither indices array is a quantized_matmul, as in MLX) and computes its geometry and
+ * output dtype. TSR_ERR_INVALID naming the values (quant-spec.md Part A §6, Part B §4.1). `p`
+ * carries the resolved group size and bits; has_lhs / has_rhs must match operands' pointers. */
+static tsr_status qmm_geometry_of(const char *op, const qmm_operands *o, const tsri_qmm_params *p,
+                                  tsri_qmm_geometry *g, tsr_dtype *out_dtype) {
   tsr_status status = check_mode(op, p);
   if (status == TSR_OK) status = check_dtypes(op, o, p);
   if (status != TSR_OK) return status;
@@ -227,17 +236,7 @@ tsr_status tsri_qmm_geometry_of(const char *op, const tsri_qmm_operands *o,
   return tsri_shape_check(op, g->out_shape, g->out_ndim, *out_dtype, &size);
 }
 
-tsri_qmm_operands tsri_qmm_operands_of(const tsr_array *node) {
-  const tsri_qmm_params *p = TSRI_PARAMS(node, tsri_qmm_params);
-  tsri_qmm_operands o = {node->inputs[0], node->inputs[1], node->inputs[2], NULL, NULL, NULL};
-  int next = 3;
-  if (p->has_biases) o.biases = node->inputs[next++];
-  if (p->has_lhs) o.lhs = node->inputs[next++];
-  if (p->has_rhs) o.rhs = node->inputs[next++];
-  return o;
-}
-
-static tsr_status build(tsr_array **out, const char *op, const tsri_qmm_operands *o, bool transpose,
+static tsr_status build(tsr_array **out, const char *op, const qmm_operands *o, bool transpose,
                         int group_size, int bits, tsr_quant_mode mode, bool sorted_indices,
                         tsr_stream *s) {
   if (!out || !o->x || !o->w_q || !o->scales)
@@ -256,9 +255,8 @@ static tsr_status build(tsr_array **out, const char *op, const tsri_qmm_operands
                        .sorted_indices = sorted_indices};
   if (p.group_size == 0) p.group_size = tsri_qf_default_group_size(p.mode);
   if (p.bits == 0) p.bits = tsri_qf_default_bits(p.mode);
-  tsri_qmm_geometry g;
-  tsr_dtype dtype;
-  tsr_status status = tsri_qmm_geometry_of(op, o, &p, &g, &dtype);
+  tsr_dtype dtype = TSR_FLOAT32; /* set when the geometry is (GCC cannot see tsri_error != 0) */
+  tsr_status status = qmm_geometry_of(op, o, &p, &p.g, &dtype);
   if (status != TSR_OK) return status;
   tsr_array *inputs[6] = {(tsr_array *)o->x, (tsr_array *)o->w_q, (tsr_array *)o->scales};
   int n = 3;
@@ -266,15 +264,14 @@ static tsr_status build(tsr_array **out, const char *op, const tsri_qmm_operands
   if (o->lhs) inputs[n++] = (tsr_array *)o->lhs;
   if (o->rhs) inputs[n++] = (tsr_array *)o->rhs;
   tsri_primitive primitive = (o->lhs || o->rhs) ? TSRI_PRIM_GATHER_QMM : TSRI_PRIM_QUANTIZED_MATMUL;
-  tsri_params params = {0};
-  memcpy(params.raw, &p, sizeof p);
-  return tsri_node_new(out, primitive, &params, dtype, g.out_shape, g.out_ndim, inputs, n, s);
+  return tsri_node_new(out, primitive, &p, sizeof p, dtype, p.g.out_shape, p.g.out_ndim, inputs, n,
+                       s);
 }
 
 tsr_status tsr_quantized_matmul(tsr_array **out, tsr_array *x, tsr_array *w_q, tsr_array *scales,
                                 tsr_array *biases, bool transpose, int group_size, int bits,
                                 tsr_quant_mode mode, tsr_stream *s) {
-  tsri_qmm_operands o = {x, w_q, scales, biases, NULL, NULL};
+  qmm_operands o = {x, w_q, scales, biases, NULL, NULL};
   return build(out, "quantized_matmul", &o, transpose, group_size, bits, mode, false, s);
 }
 
@@ -282,6 +279,6 @@ tsr_status tsr_gather_qmm(tsr_array **out, tsr_array *x, tsr_array *w_q, tsr_arr
                           tsr_array *biases, tsr_array *lhs_indices, tsr_array *rhs_indices,
                           bool transpose, int group_size, int bits, tsr_quant_mode mode,
                           bool sorted_indices, tsr_stream *s) {
-  tsri_qmm_operands o = {x, w_q, scales, biases, lhs_indices, rhs_indices};
+  qmm_operands o = {x, w_q, scales, biases, lhs_indices, rhs_indices};
   return build(out, "gather_qmm", &o, transpose, group_size, bits, mode, sorted_indices, s);
 }

@@ -1,27 +1,14 @@
-/* ops/quant_matmul.h — the parameters and the shape rules of tsr_quantized_matmul and
- * tsr_gather_qmm, shared by the constructors (ops/quant_matmul.c) and every backend's kernel so
- * the two cannot disagree. Not the arithmetic: that is the backends' (cpu/qmm.c). */
+/* ops/quant_matmul.h — the parameters of tsr_quantized_matmul and tsr_gather_qmm nodes: the
+ * resolved arguments and the geometry the constructors (ops/quant_matmul.c) derive once from
+ * every argument check, read by every backend's kernel so the two cannot disagree. Not the
+ * arithmetic: that is the backends' (cpu/qmm.c). */
 #ifndef TSR_OPS_QUANT_MATMUL_H
 #define TSR_OPS_QUANT_MATMUL_H
 
-#include "core/array.h"
+#include <stdbool.h>
+#include <stdint.h>
 
-/* TSRI_PRIM_QUANTIZED_MATMUL and TSRI_PRIM_GATHER_QMM. The node's inputs are x, w_q, scales, then
-   biases when has_biases, then lhs_indices when has_lhs, then rhs_indices when has_rhs.
-   group_size and bits are resolved (never 0). */
-typedef struct {
-  int mode; /* tsr_quant_mode */
-  int group_size, bits;
-  bool transpose;
-  bool has_biases, has_lhs, has_rhs;
-  bool sorted_indices; /* a hint only: never trusted for bounds */
-} tsri_qmm_params;
-TSRI_PARAMS_FIT(tsri_qmm_params);
-
-/* The node's inputs, named. */
-typedef struct {
-  const tsr_array *x, *w_q, *scales, *biases, *lhs, *rhs; /* biases/lhs/rhs may be NULL */
-} tsri_qmm_operands;
+#include "core/op.h"
 
 /* How the products of one node are laid out.
  *
@@ -50,15 +37,32 @@ typedef struct {
   int64_t out_shape[TSR_MAX_NDIM];
 } tsri_qmm_geometry;
 
-/* Validates every argument of the op `op` ("quantized_matmul" or "gather_qmm"; a gather node
- * with neither indices array is a quantized_matmul, as in MLX) and computes its geometry and
- * output dtype. TSR_ERR_INVALID naming the values (quant-spec.md Part A §6, Part B §4.1). `p`
- * carries the resolved group size and bits; has_lhs / has_rhs must match operands' pointers. */
-tsr_status tsri_qmm_geometry_of(const char *op, const tsri_qmm_operands *operands,
-                                const tsri_qmm_params *p, tsri_qmm_geometry *g,
-                                tsr_dtype *out_dtype);
+/* TSRI_PRIM_QUANTIZED_MATMUL and TSRI_PRIM_GATHER_QMM. The node's inputs are x, w_q, scales, then
+   biases when has_biases, then lhs_indices when has_lhs, then rhs_indices when has_rhs.
+   group_size and bits are resolved (never 0). */
+typedef struct {
+  int mode; /* tsr_quant_mode */
+  int group_size, bits;
+  bool transpose;
+  bool has_biases, has_lhs, has_rhs;
+  bool sorted_indices; /* a hint only: never trusted for bounds */
+  tsri_qmm_geometry g; /* from the argument checks (shapes only: strides are known at run time) */
+} tsri_qmm_params;
 
-/* The node's inputs, named (the order of tsri_qmm_params). */
-tsri_qmm_operands tsri_qmm_operands_of(const tsr_array *node);
+/* The op's inputs, named. */
+typedef struct {
+  const tsri_view *x, *w_q, *scales, *biases, *lhs, *rhs; /* biases/lhs/rhs may be NULL */
+} tsri_qmm_operands;
+
+/* The op's inputs, named (the order of tsri_qmm_params). */
+static inline tsri_qmm_operands tsri_qmm_operands_of(const tsri_op *op) {
+  const tsri_qmm_params *p = TSRI_PARAMS(op, tsri_qmm_params);
+  tsri_qmm_operands o = {&op->in[0], &op->in[1], &op->in[2], NULL, NULL, NULL};
+  int next = 3;
+  if (p->has_biases) o.biases = &op->in[next++];
+  if (p->has_lhs) o.lhs = &op->in[next++];
+  if (p->has_rhs) o.rhs = &op->in[next++];
+  return o;
+}
 
 #endif

@@ -74,9 +74,7 @@ static tsr_status check_draw(const char *what, tsr_array **out, const int64_t *s
 static tsr_status draw_node(tsri_primitive primitive, tsr_array **out, const int64_t *shape,
                             int ndim, tsr_dtype dtype, const tsri_random_params *params,
                             tsr_stream *s) {
-  tsri_params packed = {0};
-  memcpy(packed.raw, params, sizeof *params);
-  return tsri_node_new(out, primitive, &packed, dtype, shape, ndim, NULL, 0, s);
+  return tsri_node_new(out, primitive, params, sizeof *params, dtype, shape, ndim, NULL, 0, s);
 }
 
 tsr_status tsr_random_uniform(tsr_array **out, const int64_t *shape, int ndim, double low,
@@ -128,9 +126,7 @@ tsr_status tsr_random_categorical(tsr_array **out, tsr_array *logits, int axis, 
     return tsri_error(TSR_ERR_INVALID, "%s: axis %d of %s has size 0: no category to draw", what,
                       axis, tsri_shape_str(logits->shape, logits->ndim, text, sizeof text));
   }
-  tsri_params packed = {0};
-  memcpy(packed.raw, &params, sizeof params);
   tsr_array *inputs[1] = {logits};
-  return tsri_node_new(out, TSRI_PRIM_RANDOM_CATEGORICAL, &packed, TSR_INT32, shape, ndim, inputs,
-                       1, s);
+  return tsri_node_new(out, TSRI_PRIM_RANDOM_CATEGORICAL, &params, sizeof params, TSR_INT32, shape,
+                       ndim, inputs, 1, s);
 }

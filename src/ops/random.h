@@ -10,7 +10,7 @@
 #ifndef TSR_OPS_RANDOM_H
 #define TSR_OPS_RANDOM_H
 
-#include "core/array.h"
+#include "core/op.h"
 
 typedef struct {
   uint64_t seed;
@@ -18,6 +18,5 @@ typedef struct {
   float lowest, highest; /* uniform: the smallest and largest values of the dtype in [low, high) */
   int axis;              /* categorical, in [0, ndim) */
 } tsri_random_params;
-TSRI_PARAMS_FIT(tsri_random_params);
 
 #endif

@@ -92,11 +92,9 @@ static tsr_status reduce_node(const char *what, tsri_primitive primitive, tsr_ar
     else if (params->keepdims)
       shape[ndim++] = 1;
   }
-  tsri_params packed = {0}; /* the node copies a whole tsri_params */
-  memcpy(packed.raw, params, sizeof *params);
   tsr_array *inputs[1] = {a};
-  return tsri_node_new(out, primitive, &packed, reduce_dtype(primitive, a->dtype), shape, ndim,
-                       inputs, 1, s);
+  return tsri_node_new(out, primitive, params, sizeof *params, reduce_dtype(primitive, a->dtype),
+                       shape, ndim, inputs, 1, s);
 }
 
 static tsr_status reduce_op(const char *what, tsri_primitive primitive, tsr_array **out,

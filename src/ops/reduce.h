@@ -3,14 +3,13 @@
 #ifndef TSR_OPS_REDUCE_H
 #define TSR_OPS_REDUCE_H
 
-#include "core/array.h"
+#include "core/op.h"
 
 /* sum, mean, max, min and argmax: which input axes are reduced (argmax: exactly one). */
 typedef struct {
   bool reduced[TSR_MAX_NDIM];
   bool keepdims;
 } tsri_reduce_params;
-TSRI_PARAMS_FIT(tsri_reduce_params);
 
 /* Index outputs are int32: TSR_ERR_INVALID when axis `axis` of `a` is longer than that holds. */
 tsr_status tsri_int32_index_check(const char *what, const tsr_array *a, int axis);

@@ -26,10 +26,9 @@ tsr_status tsr_cumsum(tsr_array **out, tsr_array *a, int axis, bool reverse, boo
   if (status != TSR_OK) return status;
   /* Float dtypes keep theirs; integer and bool running sums are int64 (wrapping), as sum. */
   tsr_dtype dtype = tsri_dtype_is_float(a->dtype) ? a->dtype : TSR_INT64;
-  tsri_params packed = {0};
-  memcpy(packed.raw, &params, sizeof params);
   tsr_array *inputs[1] = {a};
-  return tsri_node_new(out, TSRI_PRIM_CUMSUM, &packed, dtype, a->shape, a->ndim, inputs, 1, s);
+  return tsri_node_new(out, TSRI_PRIM_CUMSUM, &params, sizeof params, dtype, a->shape, a->ndim,
+                       inputs, 1, s);
 }
 
 /* An int32-index node over `a` with the axis resized to `length`. */
@@ -38,10 +37,9 @@ static tsr_status index_node(tsri_primitive primitive, tsr_array **out, tsr_arra
   int64_t shape[TSR_MAX_NDIM];
   memcpy(shape, a->shape, (size_t)a->ndim * sizeof *shape);
   shape[params->axis] = length;
-  tsri_params packed = {0};
-  memcpy(packed.raw, params, sizeof *params);
   tsr_array *inputs[1] = {a};
-  return tsri_node_new(out, primitive, &packed, TSR_INT32, shape, a->ndim, inputs, 1, s);
+  return tsri_node_new(out, primitive, params, sizeof *params, TSR_INT32, shape, a->ndim, inputs, 1,
+                       s);
 }
 
 tsr_status tsr_argsort(tsr_array **out, tsr_array *a, int axis, tsr_stream *s) {

@@ -18,7 +18,7 @@ static tsr_status unary_op(const char *what, tsri_primitive primitive, bool keep
   tsr_dtype dtype = x->dtype;
   if (!tsri_dtype_is_float(dtype) && !keeps_integers) dtype = TSR_FLOAT32;
   tsr_array *inputs[1] = {x};
-  return tsri_node_new(out, primitive, NULL, dtype, x->shape, x->ndim, inputs, 1, s);
+  return tsri_node_new(out, primitive, NULL, 0, dtype, x->shape, x->ndim, inputs, 1, s);
 }
 
 #define UNARY_OP(name, primitive, keeps_integers)                       \
