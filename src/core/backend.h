@@ -11,8 +11,11 @@
  * (tsri_error), and core records both on the node. Runs on the node's stream worker. */
 typedef tsr_status (*tsri_kernel_fn)(tsr_array *node);
 
+struct tsri_stream_iface;
+
 typedef struct {
   const char *name;
+  const struct tsri_stream_iface *streams; /* how its streams run tasks (core/stream.h) */
   tsri_kernel_fn kernels[TSRI_PRIM_COUNT];
   void (*shutdown)(
       void); /* releases the backend's own threads and state (tsr_shutdown); may be NULL */
