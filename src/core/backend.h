@@ -8,8 +8,11 @@
 #include "core/op.h"
 #include "tessera/array.h"
 
+struct tsri_stream_iface;
+
 typedef struct {
   const char *name;
+  const struct tsri_stream_iface *streams; /* how its streams run tasks (core/stream.h) */
   tsri_kernel_fn kernels[TSRI_PRIM_COUNT];
   void (*shutdown)(
       void); /* releases the backend's own threads and state (tsr_shutdown); may be NULL */

@@ -149,21 +149,28 @@ static void record_failure(tsr_array *node, tsr_status status, const char *messa
   node->message = strdup(message); /* NULL on exhaustion: the status name stands in */
 }
 
+/* A cross-stream edge: the node's stream waits for the input's event (its stream's backend says
+   how: the CPU worker waits, CUDA enqueues the wait). Same stream: already ordered. */
+static tsr_status wait_for_input(tsr_array *node, const tsr_array *input) {
+  if (input->stream == node->stream || atomic_load(&input->state) != TSRI_NODE_SUBMITTED)
+    return TSR_OK;
+  tsri_event e = {input->stream, input->task.seq};
+  return node->stream->iface->wait_event(node->stream, e, "eval");
+}
+
 /* Fences on inputs from other streams; the first failed input's error becomes the node's. */
 static bool inputs_ready(tsr_array *node) {
   for (int i = 0; i < node->ninputs; i++) {
     tsr_array *input = node->inputs[i];
-    if (atomic_load(&input->state) == TSRI_NODE_SUBMITTED) {
-      /* Same stream: already past, returns. Another stream: refused if its worker is blocked,
-         directly or through others, on work queued behind this node (a host function's wait). */
-      tsr_status status = tsri_stream_wait(input->stream, input->task.seq, "eval");
-      if (status != TSR_OK) {
-        char what[160], message[TSR_ERROR_MAX + 200];
-        snprintf(message, sizeof message, "%s: %s", tsri_array_describe(node, what, sizeof what),
-                 tsr_last_error());
-        record_failure(node, status, message);
-        return false;
-      }
+    /* Refused if the other stream's worker is blocked, directly or through others, on work
+       queued behind this node (a host function's wait). */
+    tsr_status status = wait_for_input(node, input);
+    if (status != TSR_OK) {
+      char what[160], message[TSR_ERROR_MAX + 200];
+      snprintf(message, sizeof message, "%s: %s", tsri_array_describe(node, what, sizeof what),
+               tsr_last_error());
+      record_failure(node, status, message);
+      return false;
     }
     if (atomic_load(&input->state) == TSRI_NODE_FAILED) {
       record_failure(node, input->status,
@@ -183,12 +190,20 @@ static void run_kernel(tsr_array *node) {
   record_failure(node, status, message);
 }
 
-void tsri_run_node_task(tsri_task *task) {
-  tsr_array *node = task->node;
-  if (inputs_ready(node)) run_kernel(node);
+/* Once the device has finished the node's kernel: its inputs (and their buffers) can go, then
+   the task's reference to the node. */
+static void release_inputs(void *ctx) {
+  tsr_array *node = ctx;
   for (int i = 0; i < node->ninputs; i++)
     tsr_array_release(node->inputs[i]);
   node->ninputs = 0;
-  atomic_store(&node->state, node->status == TSR_OK ? TSRI_NODE_READY : TSRI_NODE_FAILED);
   tsr_array_release(node); /* the task's reference */
+}
+
+void tsri_run_node_task(tsri_task *task) {
+  tsr_array *node = task->node;
+  if (inputs_ready(node)) run_kernel(node);
+  atomic_store(&node->state, node->status == TSR_OK ? TSRI_NODE_READY : TSRI_NODE_FAILED);
+  /* Stream-ordered: an asynchronous device may still read the inputs' buffers. */
+  node->stream->iface->after_current(node->stream, release_inputs, node);
 }

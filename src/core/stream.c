@@ -1,9 +1,10 @@
-/* core/stream.c — streams: the worker thread and its FIFO, sequence-number fences with deadlock
- * detection for waits issued from a worker, the handle table behind the public tsr_stream *,
- * default streams, and the public stream functions. It runs tasks; it does not know what a node
- * computes (core/eval.c) or how (the backends). */
+/* core/stream.c — streams as core sees them (core/stream.h): sequence numbers, waits with deadlock
+ * detection for waits issued while running a stream's task, the handle table behind the public
+ * tsr_stream *, default streams, and the public stream functions. How a stream runs its tasks is
+ * its backend's (src/cpu/stream.c); what a node computes is core/eval.c's. */
 #include "core/stream.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -17,8 +18,12 @@
 
 static tsri_stream *default_streams[1 + TSRI_MAX_GPUS]; /* evaluation lock */
 
-/* The stream whose worker is this thread; NULL on any other thread. */
+/* The stream whose task this thread runs (a CPU stream's worker); NULL on any other thread. */
 static _Thread_local tsri_stream *current_worker;
+
+void tsri_stream_set_current(tsri_stream *s) {
+  current_worker = s;
+}
 
 static int default_slot(tsr_device d) {
   return d.type == TSR_CPU ? 0 : 1 + d.index;
@@ -121,59 +126,11 @@ tsr_status tsri_stream_acquire(tsr_stream *handle, const char *what, tsri_stream
   return TSR_OK;
 }
 
-/* ---- the worker ----------------------------------------------------------------------------- */
-
-static void run_task(tsri_task *task) {
-  if (task->node) {
-    tsri_run_node_task(task);
-  } else {
-    task->host_fn(task->host_ctx);
-    free(task);
-  }
-}
-
-static void mark_completed(tsri_stream *s, uint64_t seq) {
-  /* Paired with tsri_stream_wait: both sides use sequentially consistent atomics, so either the
-     waiter sees the new count or this side sees the waiter and broadcasts under the mutex. */
-  atomic_store(&s->completed, seq);
-  if (atomic_load(&s->waiters) > 0) {
-    pthread_mutex_lock(&s->done_mutex);
-    pthread_cond_broadcast(&s->done_cond);
-    pthread_mutex_unlock(&s->done_mutex);
-  }
-}
-
-static void *worker_main(void *arg) {
-  tsri_stream *s = arg;
-  current_worker = s;
-  pthread_mutex_lock(&s->queue_mutex);
-  for (;;) {
-    while (!s->head && !s->stop) {
-      s->worker_idle = true;
-      pthread_cond_wait(&s->queue_cond, &s->queue_mutex);
-      s->worker_idle = false;
-    }
-    tsri_task *batch = s->head;
-    s->head = s->tail = NULL;
-    if (!batch) break; /* stop requested and nothing left */
-    pthread_mutex_unlock(&s->queue_mutex);
-    while (batch) {
-      tsri_task *task = batch;
-      batch = task->next;
-      uint64_t seq = task->seq; /* the task may be freed by running it */
-      run_task(task);
-      mark_completed(s, seq);
-    }
-    pthread_mutex_lock(&s->queue_mutex);
-  }
-  pthread_mutex_unlock(&s->queue_mutex);
-  return NULL;
-}
-
 /* ---- waiting, and the wait graph -------------------------------------------------------------
-   Waits issued from stream workers can close a cycle: a host function on stream A evaluates work
-   on A (queued behind itself), or work on B that needs A's later work. Each worker records what
-   it blocks on; the wait that would close a cycle sees it and is refused. Checking and recording
+   Waits issued while running a stream's task can close a cycle: a host function on stream A
+   evaluates work on A (queued behind itself), or work on B that needs A's later work. Each
+   blocked task records what it waits for; the wait that would close a cycle sees it and is
+   refused. Checking and recording
    happen under one mutex, so of two waits closing one cycle the second always sees the first. */
 
 static pthread_mutex_t wait_graph_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -182,7 +139,7 @@ static pthread_mutex_t wait_graph_mutex = PTHREAD_MUTEX_INITIALIZER;
    depends on comes back to self (whose worker is the caller). wait_graph_mutex held. */
 static bool wait_closes_cycle(const tsri_stream *self, tsri_stream *t, uint64_t seq) {
   for (int hops = 0; hops <= MAX_SLOTS; hops++) {
-    if (atomic_load(&t->completed) >= seq) return false;
+    if (t->iface->query(t, seq)) return false;
     if (t == self) return true;
     if (!t->waiting_on) return false; /* t's worker is running: it will get there */
     seq = t->waiting_seq;             /* t cannot pass its current task before this */
@@ -192,7 +149,7 @@ static bool wait_closes_cycle(const tsri_stream *self, tsri_stream *t, uint64_t 
 }
 
 tsr_status tsri_stream_wait(tsri_stream *s, uint64_t seq, const char *what) {
-  if (atomic_load(&s->completed) >= seq) return TSR_OK;
+  if (s->iface->query(s, seq)) return TSR_OK;
   tsri_stream *self = current_worker;
   if (self) {
     pthread_mutex_lock(&wait_graph_mutex);
@@ -213,12 +170,7 @@ tsr_status tsri_stream_wait(tsri_stream *s, uint64_t seq, const char *what) {
                         what, mine, tsri_stream_name(s, theirs), mine);
     }
   }
-  pthread_mutex_lock(&s->done_mutex);
-  atomic_fetch_add(&s->waiters, 1);
-  while (atomic_load(&s->completed) < seq)
-    pthread_cond_wait(&s->done_cond, &s->done_mutex);
-  atomic_fetch_sub(&s->waiters, 1);
-  pthread_mutex_unlock(&s->done_mutex);
+  s->iface->host_wait(s, seq);
   if (self) {
     pthread_mutex_lock(&wait_graph_mutex);
     self->waiting_on = NULL;
@@ -230,47 +182,34 @@ tsr_status tsri_stream_wait(tsri_stream *s, uint64_t seq, const char *what) {
 /* ---- life ------------------------------------------------------------------------------------ */
 
 static void stream_destroy(tsri_stream *s) {
-  pthread_mutex_destroy(&s->queue_mutex);
-  pthread_cond_destroy(&s->queue_cond);
-  pthread_mutex_destroy(&s->done_mutex);
-  pthread_cond_destroy(&s->done_cond);
+  if (s->iface) s->iface->destroy(s);
   free(s);
 }
 
 /* Under the evaluation lock. */
 static tsr_status stream_create(tsr_device d, bool is_default, tsri_stream **out) {
+  const tsri_backend *backend = tsri_backend_for(d.type);
   tsri_stream *s = calloc(1, sizeof *s);
   if (!s) return tsri_error(TSR_ERR_NOMEM, "stream_new: out of host memory");
   s->device = d;
   s->is_default = is_default;
   atomic_init(&s->refs, 1);
-  pthread_mutex_init(&s->queue_mutex, NULL);
-  pthread_cond_init(&s->queue_cond, NULL);
-  pthread_mutex_init(&s->done_mutex, NULL);
-  pthread_cond_init(&s->done_cond, NULL);
   tsr_status status = handle_register(s);
   if (status != TSR_OK) {
-    stream_destroy(s);
+    free(s);
     return status;
   }
-  int rc = pthread_create(&s->worker, NULL, worker_main, s);
-  if (rc != 0) {
+  status = backend->streams->create(s);
+  if (status != TSR_OK) {
     pthread_mutex_lock(&handles.mutex);
     retire_locked(s);
     pthread_mutex_unlock(&handles.mutex);
-    stream_destroy(s);
-    return tsri_error(TSR_ERR_NOMEM, "stream_new: could not start a worker thread (error %d)", rc);
+    free(s);
+    return status;
   }
+  s->iface = backend->streams;
   *out = s;
   return TSR_OK;
-}
-
-static void stop_and_join(tsri_stream *s) {
-  pthread_mutex_lock(&s->queue_mutex);
-  s->stop = true;
-  pthread_cond_signal(&s->queue_cond);
-  pthread_mutex_unlock(&s->queue_mutex);
-  pthread_join(s->worker, NULL);
 }
 
 tsri_stream *tsri_stream_retain(tsri_stream *s) {
@@ -285,14 +224,7 @@ void tsri_stream_release(tsri_stream *s) {
 void tsri_stream_submit(tsri_stream *s, tsri_task *task) {
   task->next = NULL;
   task->seq = atomic_fetch_add(&s->submitted, 1) + 1;
-  pthread_mutex_lock(&s->queue_mutex);
-  if (s->tail)
-    s->tail->next = task;
-  else
-    s->head = task;
-  s->tail = task;
-  if (s->worker_idle) pthread_cond_signal(&s->queue_cond);
-  pthread_mutex_unlock(&s->queue_mutex);
+  s->iface->submit(s, task);
 }
 
 /* Under the evaluation lock. NULL when d has no backend in this build or does not exist. */
@@ -361,7 +293,7 @@ tsr_status tsr_stream_free(tsr_stream *handle) {
                           (void *)handle);
   }
   if (status == TSR_OK) {
-    stop_and_join(s);       /* runs what was queued first */
+    s->iface->stop(s);      /* runs what was queued first */
     tsri_stream_release(s); /* the handle table's reference */
   }
   tsri_stream_release(s); /* ours */
@@ -389,11 +321,13 @@ tsr_device tsr_stream_device(const tsr_stream *handle) {
 }
 
 void *tsr_stream_native(tsr_stream *handle) {
-  /* CPU streams have no native handle; the CUDA backend will answer for its own. A freed handle
-     gives NULL with TSR_ERR_STATE as the thread's last error. */
+  /* The backend's answer (NULL for the CPU). A freed handle gives NULL with TSR_ERR_STATE as the
+     thread's last error. */
   tsri_stream *s = NULL;
-  if (tsri_stream_acquire(handle, "stream_native", &s) == TSR_OK) tsri_stream_release(s);
-  return NULL;
+  if (tsri_stream_acquire(handle, "stream_native", &s) != TSR_OK) return NULL;
+  void *native = s->iface->native(s);
+  tsri_stream_release(s);
+  return native;
 }
 
 tsr_status tsr_stream_enqueue_host(tsr_stream *handle, void (*fn)(void *ctx), void *ctx) {
@@ -436,7 +370,7 @@ bool tsri_streams_shutdown(void) {
   tsri_eval_unlock();
   for (int i = 0; i < count; i++) {
     if (!slots[i].stream) continue;
-    stop_and_join(slots[i].stream);
+    slots[i].stream->iface->stop(slots[i].stream);
     tsri_stream_release(slots[i].stream);
   }
   free(slots);

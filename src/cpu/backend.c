@@ -1,14 +1,16 @@
-/* cpu/backend.c — the CPU kernel table: one entry per primitive (core/primitive.h), filled once
- * by each kernel area's registration function (cpu/kernels.h). A missing entry is
- * TSR_ERR_UNSUPPORTED at evaluation, never a crash. */
+/* cpu/backend.c — the CPU backend: its streams (cpu/stream.c) and its kernel table, one entry
+ * per primitive (core/primitive.h), filled once by each kernel area's registration function
+ * (cpu/kernels.h). A missing entry is TSR_ERR_UNSUPPORTED at evaluation, never a crash. */
 #include "cpu/backend.h"
 
 #include <pthread.h>
 
 #include "cpu/kernels.h"
 #include "cpu/parallel.h"
+#include "cpu/stream.h"
 
-static tsri_backend cpu_backend = {.name = "cpu", .shutdown = tsri_parallel_shutdown};
+static tsri_backend cpu_backend = {
+    .name = "cpu", .streams = &tsri_cpu_streams, .shutdown = tsri_parallel_shutdown};
 static pthread_once_t cpu_backend_once = PTHREAD_ONCE_INIT;
 
 static void fill_table(void) {
