@@ -106,6 +106,10 @@ extern const conf_case conf_cases_elementwise[];
 extern const size_t conf_cases_elementwise_count;
 extern const conf_case conf_cases_reduce[];
 extern const size_t conf_cases_reduce_count;
+extern const conf_case conf_cases_nn[];
+extern const size_t conf_cases_nn_count;
+extern const conf_case conf_cases_quant[];
+extern const size_t conf_cases_quant_count;
 
 /* ---- running a case ------------------------------------------------------------------------ */
 

@@ -187,7 +187,9 @@ int main(int argc, char **argv) {
     size_t n;
   } tables[] = {{conf_cases_layout, conf_cases_layout_count},
                 {conf_cases_elementwise, conf_cases_elementwise_count},
-                {conf_cases_reduce, conf_cases_reduce_count}};
+                {conf_cases_reduce, conf_cases_reduce_count},
+                {conf_cases_nn, conf_cases_nn_count},
+                {conf_cases_quant, conf_cases_quant_count}};
   conf_check_views_are_views();
   conf_gpu gpus[16];
   int ngpus = usable_gpus(gpus, 16), ncases = 0;
