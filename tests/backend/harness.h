@@ -164,4 +164,8 @@ tsr_status conf_run(const conf_case *c, const conf_values *values, conf_variant 
    tolerance, then returns false. Shapes or dtypes that differ are mismatches too. */
 bool conf_compare(const char *what, const conf_result *got, const conf_result *want, conf_tol tol);
 
+/* The checks only a GPU has (gpu_only.c): placement, copies between devices, cross-stream
+   edges, the GPU ledger. Returns the number of checks that failed (each printed). */
+int conf_gpu_only(tsr_device gpu, tsr_stream *second);
+
 #endif

@@ -5,8 +5,9 @@
  * the views must give what the contiguous copy of the same values gives (bit for bit for exact
  * cases, else within the case's tolerance); the same runs on a second CPU stream must give the
  * same bits. Then every usable GPU runs the same variants on its default stream and on a second
- * stream, each compared with the CPU's result of that variant within the case's tolerance.
- * Without a usable GPU that part prints one line per GPU (or one line for none) and passes.
+ * stream, each compared with the CPU's result of that variant within the case's tolerance, and
+ * the checks only a GPU has (gpu_only.c). Without a usable GPU that part prints one line per GPU
+ * (or one line for none) and passes.
  *
  * A check that fails prints one FAIL line and the run goes on; the exit status is 1 when any
  * check failed that is not in known_failures below (and when a listed one passes: the list must
@@ -210,8 +211,10 @@ int main(int argc, char **argv) {
       conf_values_free(vals);
     }
   }
-  for (int g = 0; g < ngpus; g++)
+  for (int g = 0; g < ngpus; g++) {
+    failures += conf_gpu_only(gpus[g].device, gpus[g].streams[1]);
     CHECK_OK(tsr_stream_free(gpus[g].streams[1]));
+  }
   CHECK_OK(tsr_stream_free(second));
   clock_gettime(CLOCK_MONOTONIC, &t1);
   printf(
