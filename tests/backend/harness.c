@@ -46,7 +46,7 @@ static double draw(uint64_t *state, const conf_input *in) {
     return (double)(t == TSR_UINT8 ? bits & 0xffu : bits & 0xffffffffu);
   }
   if (in->gen == CONF_SPECIAL && is_float(t)) {
-    static const double special[4] = {NAN, INFINITY, -INFINITY, -0.0};
+    static const double special[4] = {(double)NAN, (double)INFINITY, -(double)INFINITY, -0.0};
     uint64_t pick = next_u64(state) % 16;
     if (pick < 4) return special[pick];
     return round_to(draw_integer(state, in->lo, in->hi), t);
