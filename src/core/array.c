@@ -12,6 +12,7 @@
 #include "base/shape.h"
 #include "base/status.h"
 #include "core/device.h"
+#include "core/placement.h"
 #include "core/stream.h"
 
 const char *tsri_array_describe(const tsr_array *a, char *buf, size_t len) {
@@ -120,6 +121,12 @@ tsr_status tsri_node_new(tsr_array **out, tsri_primitive primitive, const void *
   for (int i = 0; i < ninputs; i++)
     a->inputs[i] = tsr_array_retain(inputs[i]);
   a->stream = s; /* acquire's reference */
+  status = tsri_placement_check(a);
+  if (status == TSR_OK) status = tsri_placement_copy_inputs(a);
+  if (status != TSR_OK) {
+    tsr_array_release(a);
+    return status;
+  }
   *out = a;
   return TSR_OK;
 }
@@ -161,6 +168,22 @@ static tsr_status ready_array(const char *what, tsri_buffer *buffer, tsr_dtype d
   return TSR_OK;
 }
 
+/* Host bytes into a new buffer of d: memcpy on the CPU, the default stream's copy elsewhere. */
+static tsr_status fill_from_host(tsri_buffer *buffer, const void *data, uint64_t bytes,
+                                 tsr_device d) {
+  if (bytes == 0) return TSR_OK;
+  if (d.type == TSR_CPU) {
+    memcpy(buffer->data, data, bytes);
+    return TSR_OK;
+  }
+  tsri_stream *s = NULL;
+  tsr_status status = tsri_stream_acquire(tsr_default_stream(d), "copy", &s);
+  if (status != TSR_OK) return status;
+  status = s->iface->copy(s, buffer->data, data, bytes, TSRI_COPY_FROM_HOST);
+  tsri_stream_release(s);
+  return status;
+}
+
 tsr_status tsr_array_from_data_on(tsr_array **out, const void *data, tsr_dtype dtype,
                                   const int64_t *shape, int ndim, tsr_device d) {
   const char *what = "array_from_data";
@@ -175,7 +198,13 @@ tsr_status tsr_array_from_data_on(tsr_array **out, const void *data, tsr_dtype d
     snprintf(message, sizeof message, "%s: %s", what, tsr_last_error());
     return tsri_error_copy(status, message);
   }
-  if (bytes > 0) memcpy(buffer->data, data, bytes); /* a CPU buffer: the only usable kind yet */
+  status = fill_from_host(buffer, data, bytes, d);
+  if (status != TSR_OK) {
+    char message[TSR_ERROR_MAX];
+    snprintf(message, sizeof message, "%s: %s", what, tsr_last_error());
+    tsri_buffer_release(buffer);
+    return tsri_error_copy(status, message);
+  }
   return ready_array(what, buffer, dtype, shape, ndim, size, d, out);
 }
 

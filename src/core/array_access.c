@@ -6,6 +6,7 @@
 
 #include "base/status.h"
 #include "core/array.h"
+#include "core/placement.h"
 #include "core/stream.h"
 #include "tessera/spi.h"
 
@@ -32,6 +33,22 @@ static tsr_status eval_one(tsr_array *a) {
   return tsr_eval(&a, 1);
 }
 
+/* Device memory: packed on the device first when it is a view, then one copy to the host through
+   the stream that made it (or the device's default stream). */
+static tsr_status read_from_device(tsr_array *a, void *dst, size_t bytes) {
+  tsr_array *packed = NULL;
+  tsr_status status = tsri_packed_on_home(a, &packed);
+  if (status == TSR_OK) status = eval_one(packed);
+  tsri_stream *mover = NULL;
+  if (status == TSR_OK) status = tsri_stream_acquire(packed->stream->handle, "array_read", &mover);
+  if (status == TSR_OK) {
+    status = mover->iface->copy(mover, dst, element_base(packed), bytes, TSRI_COPY_TO_HOST);
+    tsri_stream_release(mover);
+  }
+  tsr_array_release(packed);
+  return status;
+}
+
 tsr_status tsr_array_read(tsr_array *a, void *dst, size_t dst_bytes) {
   if (!a) return tsri_error(TSR_ERR_INVALID, "array_read: array is NULL");
   size_t bytes = (size_t)a->size * tsr_dtype_size(a->dtype);
@@ -42,8 +59,7 @@ tsr_status tsr_array_read(tsr_array *a, void *dst, size_t dst_bytes) {
   if (!dst && bytes > 0) return tsri_error(TSR_ERR_INVALID, "array_read: dst is NULL");
   tsr_status status = eval_one(a);
   if (status != TSR_OK || bytes == 0) return status;
-  if (a->device.type != TSR_CPU)
-    return tsri_error(TSR_ERR_UNSUPPORTED, "array_read: no GPU backend in this build");
+  if (a->device.type != TSR_CPU) return read_from_device(a, dst, bytes);
   if (tsri_array_is_contiguous(a))
     memcpy(dst, element_base(a), bytes);
   else

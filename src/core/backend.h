@@ -14,6 +14,10 @@ typedef struct {
   const char *name;
   const struct tsri_stream_iface *streams; /* how its streams run tasks (core/stream.h) */
   tsri_kernel_fn kernels[TSRI_PRIM_COUNT];
+  /* Optional (NULL: every kernel in the table runs every node of its primitive): whether the
+     backend runs this node, asked at construction with a descriptor whose data pointers are
+     NULL (shapes, dtypes and params only). */
+  bool (*supports)(const tsri_op *op);
   void (*shutdown)(
       void); /* releases the backend's own threads and state (tsr_shutdown); may be NULL */
 } tsri_backend;

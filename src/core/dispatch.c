@@ -6,6 +6,7 @@
 
 #include "base/status.h"
 #include "core/backend.h"
+#include "core/stream.h"
 #include "core/views.h"
 
 tsr_status tsri_op_alloc_out(tsri_op *op, tsr_dtype dtype, const int64_t *shape, int ndim,
@@ -60,6 +61,52 @@ static tsr_status prepare_output(tsr_array *node, tsri_op *op) {
   return tsri_op_alloc_out(op, node->dtype, node->shape, node->ndim, &node->buffer);
 }
 
+/* The stream that moves bytes between host and device for a copy across devices: the GPU side's
+   (the node's own when it is the device side, else the input's, or its device's default stream
+   for an array made from data). Retained for the caller. */
+static tsr_status device_side_stream(const tsr_array *node, tsri_stream **out,
+                                     tsri_copy_direction *direction) {
+  const tsr_array *in = node->inputs[0];
+  if (node->device.type != TSR_CPU) {
+    *direction = TSRI_COPY_FROM_HOST;
+    *out = tsri_stream_retain(node->stream);
+    return TSR_OK;
+  }
+  *direction = TSRI_COPY_TO_HOST;
+  if (in->stream) {
+    *out = tsri_stream_retain(in->stream);
+    return TSR_OK;
+  }
+  tsr_stream *home = tsr_default_stream(in->device);
+  if (!home) return tsri_error(TSR_ERR_DEVICE, "copy: the input's device has no stream");
+  return tsri_stream_acquire(home, "copy", out);
+}
+
+/* A copy between the host and a device: placement made the input packed (core/placement.c), so
+   its bytes are one block; the device side's stream moves them. */
+static tsr_status copy_across_devices(const tsr_array *node, const tsri_op *op) {
+  const tsri_view *in = &op->in[0];
+  if (!tsri_view_is_contiguous(in))
+    return tsri_error(TSR_ERR_STATE, "copy: the input of a copy across devices is not packed");
+  if (node->device.type != TSR_CPU && node->inputs[0]->device.type != TSR_CPU)
+    return tsri_error(TSR_ERR_UNSUPPORTED, "copy: between two GPUs (only host <-> GPU copies)");
+  uint64_t bytes = (uint64_t)in->size * tsr_dtype_size(in->dtype);
+  if (bytes == 0) return TSR_OK;
+  tsri_stream *mover = NULL;
+  tsri_copy_direction direction;
+  tsr_status status = device_side_stream(node, &mover, &direction);
+  if (status != TSR_OK) return status;
+  status = mover->iface->copy(mover, op->out.data, tsri_view_at(in, in->offset), bytes, direction);
+  tsri_stream_release(mover);
+  return status;
+}
+
+static bool crosses_devices(const tsr_array *node) {
+  const tsr_array *in = node->inputs[0];
+  return node->primitive == TSRI_PRIM_COPY &&
+         (in->device.type != node->device.type || in->device.index != node->device.index);
+}
+
 tsr_status tsri_node_dispatch(tsr_array *node) {
   if (tsri_primitive_is_view(node->primitive)) return tsri_view_run(node);
   tsri_op op = {.primitive = node->primitive,
@@ -71,7 +118,8 @@ tsr_status tsri_node_dispatch(tsr_array *node) {
   for (int i = 0; i < node->ninputs; i++)
     tsri_view_of(node->inputs[i], &op.in[i]);
   tsr_status status = prepare_output(node, &op);
-  if (status == TSR_OK) status = tsri_kernel_call(&op);
+  if (status == TSR_OK)
+    status = crosses_devices(node) ? copy_across_devices(node, &op) : tsri_kernel_call(&op);
   if (status != TSR_OK) {
     tsri_buffer_release(node->buffer); /* nothing half-written stays behind a failed array */
     node->buffer = NULL;

@@ -76,9 +76,39 @@ static tsr_status check_streams_open(const tsri_ptrvec *order) {
   return TSR_OK;
 }
 
+/* Streams a submission touched, each retained once per run of its nodes, so each can be told the
+   batch is complete (tsri_stream_iface.flush) after the last node went in: by then the nodes
+   themselves may have run and been freed. */
+typedef struct {
+  tsri_stream *items[16];
+  int count;
+} touched_streams;
+
+static void touch(touched_streams *t, tsri_stream *s) {
+  for (int i = 0; i < t->count; i++)
+    if (t->items[i] == s) return;
+  if (t->count == 16) { /* rare: a graph over many streams; flush the oldest now */
+    tsri_stream *oldest = t->items[0];
+    if (oldest->iface->flush) oldest->iface->flush(oldest);
+    tsri_stream_release(oldest);
+    memmove(t->items, t->items + 1, 15 * sizeof *t->items);
+    t->count--;
+  }
+  t->items[t->count++] = tsri_stream_retain(s);
+}
+
+static void flush_touched(touched_streams *t) {
+  for (int i = 0; i < t->count; i++) {
+    if (t->items[i]->iface->flush) t->items[i]->iface->flush(t->items[i]);
+    tsri_stream_release(t->items[i]);
+  }
+}
+
 static void submit_all(const tsri_ptrvec *order) {
+  touched_streams touched = {.count = 0};
   for (size_t i = 0; i < order->len; i++) {
     tsr_array *node = order->items[i];
+    touch(&touched, node->stream);
     tsr_array_retain(node); /* the task's reference, dropped once the node has run */
     node->task.node = node;
     /* SUBMITTED before the push: the worker's READY/FAILED store must come after it. Only
@@ -86,6 +116,7 @@ static void submit_all(const tsri_ptrvec *order) {
     atomic_store(&node->state, TSRI_NODE_SUBMITTED);
     tsri_stream_submit(node->stream, &node->task);
   }
+  flush_touched(&touched);
 }
 
 static tsr_status check_roots(const char *what, tsr_array *const *arrays, size_t n) {
@@ -206,4 +237,11 @@ void tsri_run_node_task(tsri_task *task) {
   atomic_store(&node->state, node->status == TSR_OK ? TSRI_NODE_READY : TSRI_NODE_FAILED);
   /* Stream-ordered: an asynchronous device may still read the inputs' buffers. */
   node->stream->iface->after_current(node->stream, release_inputs, node);
+}
+
+void tsri_fail_node_task(tsri_task *task, tsr_status status, const char *message) {
+  tsr_array *node = task->node;
+  record_failure(node, status, message);
+  atomic_store(&node->state, TSRI_NODE_FAILED);
+  release_inputs(node); /* nothing of the node ever reached the device */
 }

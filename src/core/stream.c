@@ -170,13 +170,13 @@ tsr_status tsri_stream_wait(tsri_stream *s, uint64_t seq, const char *what) {
                         what, mine, tsri_stream_name(s, theirs), mine);
     }
   }
-  s->iface->host_wait(s, seq);
+  tsr_status status = s->iface->host_wait(s, seq);
   if (self) {
     pthread_mutex_lock(&wait_graph_mutex);
     self->waiting_on = NULL;
     pthread_mutex_unlock(&wait_graph_mutex);
   }
-  return TSR_OK;
+  return status;
 }
 
 /* ---- life ------------------------------------------------------------------------------------ */
@@ -347,6 +347,7 @@ tsr_status tsr_stream_enqueue_host(tsr_stream *handle, void (*fn)(void *ctx), vo
     status = tsri_error(TSR_ERR_STATE, "stream_enqueue_host: the stream was freed");
   else
     tsri_stream_submit(s, task);
+  if (status == TSR_OK && s->iface->flush) s->iface->flush(s);
   tsri_eval_unlock();
   if (status != TSR_OK) free(task);
   tsri_stream_release(s);

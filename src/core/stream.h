@@ -36,8 +36,9 @@ typedef struct tsri_stream_iface {
   void (*submit)(tsri_stream *s, tsri_task *task);
   /* Whether task `seq` has completed, on the device too. */
   bool (*query)(tsri_stream *s, uint64_t seq);
-  /* Blocks the calling thread until task `seq` has completed (core checked the wait can end). */
-  void (*host_wait)(tsri_stream *s, uint64_t seq);
+  /* Blocks the calling thread until task `seq` has completed (core checked the wait can end).
+     TSR_ERR_DEVICE with the message set when the device failed the stream's work meanwhile. */
+  tsr_status (*host_wait)(tsri_stream *s, uint64_t seq);
   /* Called while s runs a task: work s runs from here on starts after event e of another stream
      (CPU: the worker waits for it; CUDA: cudaStreamWaitEvent, no thread blocks). TSR_OK, or
      TSR_ERR_STATE with the message set when the wait could never end. */
@@ -47,6 +48,9 @@ typedef struct tsri_stream_iface {
      goes back to the cache only after the last kernel that reads it is done. fn must not call
      the device's API. */
   void (*after_current)(tsri_stream *s, void (*fn)(void *ctx), void *ctx);
+  /* Optional (NULL: nothing to do): core is done submitting a batch of tasks to s (the end of an
+     evaluation's submission), so per-batch work such as recording an event can happen now. */
+  void (*flush)(tsri_stream *s);
   /* The native handle (cudaStream_t), NULL for the CPU. */
   void *(*native)(tsri_stream *s);
   /* Copies bytes between host memory and memory of s's device, ordered after s's work, and
@@ -98,5 +102,8 @@ const char *tsri_stream_name(const tsri_stream *s, char buf[64]);
 bool tsri_streams_shutdown(void);
 /* Runs one node task (core/eval.c); the backend calls it in stream order. */
 void tsri_run_node_task(tsri_task *task);
+/* Instead of running it: fails the node with this status and message (a backend whose stream
+ * can no longer run work, e.g. after a device fault). */
+void tsri_fail_node_task(tsri_task *task, tsr_status status, const char *message);
 
 #endif

@@ -121,7 +121,7 @@ static bool cpu_query(tsri_stream *s, uint64_t seq) {
   return atomic_load(&ctx_of(s)->completed) >= seq;
 }
 
-static void cpu_host_wait(tsri_stream *s, uint64_t seq) {
+static tsr_status cpu_host_wait(tsri_stream *s, uint64_t seq) {
   cpu_stream *c = ctx_of(s);
   pthread_mutex_lock(&c->done_mutex);
   atomic_fetch_add(&c->waiters, 1);
@@ -129,6 +129,7 @@ static void cpu_host_wait(tsri_stream *s, uint64_t seq) {
     pthread_cond_wait(&c->done_cond, &c->done_mutex);
   atomic_fetch_sub(&c->waiters, 1);
   pthread_mutex_unlock(&c->done_mutex);
+  return TSR_OK; /* the CPU fails nodes, never a stream */
 }
 
 /* The worker itself is where the next kernel starts: it waits for the other stream's event here
