@@ -15,7 +15,9 @@ jobs=$(nproc)
   cmake -S . -B "$build" -DTSR_CUDA=ON -DTSR_WERROR=ON -DPKG_CONFIG_EXECUTABLE="$PKG_CONFIG_EXECUTABLE"
   cmake --build "$build" -j"$jobs"
 } 2>&1 | log build.txt
-(cd "$build" && ctest --output-on-failure -j"$jobs") 2>&1 | log test.txt
+# TESTS=<regex> runs only the matching tests; RUN=0 skips the program steps below.
+(cd "$build" && ctest --output-on-failure -j"$jobs" ${TESTS:+-R "$TESTS"}) 2>&1 | log test.txt
+[ "${RUN:-1}" = 0 ] && exit 0
 {
   "./$build/tessera" info
   "./$build/tessera" selfcheck

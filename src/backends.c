@@ -5,11 +5,15 @@
 #include "core/backend.h"
 #include "cpu/backend.h"
 #ifdef TSR_HAVE_CUDA
+#include "cuda/backend.h"
 #include "cuda/discovery.h"
 #endif
 
 void tsri_register_backends(void) {
   tsri_backend_register(TSR_CPU, tsri_cpu_backend());
+#ifdef TSR_HAVE_CUDA
+  tsri_backend_register(TSR_GPU, tsri_cuda_backend());
+#endif
 }
 
 void tsri_register_discovery_probes(void) {

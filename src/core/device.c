@@ -14,6 +14,7 @@
 #include "base/status.h"
 #include "core/backend.h"
 #include "core/stream.h"
+#include "core/views.h"
 
 /* Packed as type * 65536 + index, so one atomic holds it. */
 static atomic_int default_device_packed = -1;
@@ -52,7 +53,19 @@ static tsr_device choose_default(void) {
              tsri_device_str(wanted, name));
     return cpu;
   }
-  return tsri_device_usable(gpu0) ? gpu0 : cpu;
+  if (!tsri_device_usable(gpu0)) return cpu;
+  /* While the GPU backend is being built op by op, a graph that runs on the CPU must not start
+     failing because a GPU appeared: GPU 0 becomes the default once its backend runs every
+     primitive (TSR_DEFAULT_DEVICE=gpu:0 asks for it before that). */
+  const tsri_backend *gpu = tsri_backend_for(TSR_GPU);
+  for (int p = 0; p < TSRI_PRIM_COUNT; p++) {
+    if (!gpu->kernels[p] && !tsri_primitive_is_view((tsri_primitive)p)) {
+      tsri_log(TSRI_LOG_INFO, "default device: cpu (the %s backend has no %s kernel yet)",
+               gpu->name, tsri_primitive_name((tsri_primitive)p));
+      return cpu;
+    }
+  }
+  return gpu0;
 }
 
 tsr_device tsr_default_device(void) {

@@ -1,0 +1,35 @@
+/* cuda/backend.c — the CUDA backend: its streams (cuda/stream.c), its system allocator
+ * (cuda/memory.c, registered with the memory layer here) and its kernel table, filled once by
+ * each kernel area (cuda/kernels.h). On a machine without a GPU nothing here touches the driver:
+ * discovery finds no device, so no stream or buffer is ever made. */
+#include "cuda/backend.h"
+
+#include <pthread.h>
+
+#include "cuda/kernels.h"
+#include "cuda/memory.h"
+#include "cuda/modules.h"
+#include "cuda/release.h"
+#include "cuda/runtime.h"
+#include "cuda/stream.h"
+
+static void cuda_shutdown(void) {
+  tsri_cuda_release_shutdown();
+  tsri_cuda_contexts_release();
+  tsri_cuda_modules_release();
+}
+
+static tsri_backend cuda_backend = {
+    .name = "cuda", .streams = &tsri_cuda_streams, .shutdown = cuda_shutdown};
+static pthread_once_t cuda_backend_once = PTHREAD_ONCE_INIT;
+
+static void fill_table(void) {
+  tsri_kernel_fn *k = cuda_backend.kernels;
+  tsri_cuda_register_copy(k);
+  tsri_memory_register_allocator(TSR_GPU, &tsri_cuda_allocator);
+}
+
+const tsri_backend *tsri_cuda_backend(void) {
+  pthread_once(&cuda_backend_once, fill_table);
+  return &cuda_backend;
+}

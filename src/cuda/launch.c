@@ -1,0 +1,28 @@
+/* cuda/launch.c — kernel launches for ops (cuda/launch.h). */
+#include "cuda/launch.h"
+
+#include "base/status.h"
+#include "core/stream.h"
+#include "cuda/modules.h"
+#include "cuda/runtime.h"
+
+cudaStream_t tsri_cuda_op_stream(const tsri_op *op) {
+  return (cudaStream_t)op->stream->iface->native(op->stream);
+}
+
+tsr_status tsri_cuda_launch(const tsri_op *op, const char *kernel, const char *options, dim3 grid,
+                            dim3 block, size_t shared_bytes, void **args) {
+  cudaKernel_t entry = NULL;
+  tsr_status status = tsri_cuda_kernel_get(kernel, options, op->device.index, &entry);
+  if (status != TSR_OK) return status;
+  cudaError_t err = cudaLaunchKernel((const void *)entry, grid, block, args, shared_bytes,
+                                     tsri_cuda_op_stream(op));
+  return tsri_cuda_status(err, kernel);
+}
+
+unsigned tsri_cuda_blocks_for(int64_t n, unsigned block) {
+  /* 132 SMs x 16 resident blocks of 256 covers an H200 twice; grid-stride loops do the rest. */
+  const int64_t most = 132 * 16 * 2;
+  int64_t blocks = (n + block - 1) / block;
+  return (unsigned)(blocks < 1 ? 1 : blocks > most ? most : blocks);
+}

@@ -1,0 +1,28 @@
+/* cuda/launch.h — launching a kernel for an op: the op's cudaStream_t, the kernel module for a
+ * specialization (cuda/modules.h: AOT or JIT by TSR_KERNELS), and the launch itself, with errors
+ * as statuses. Every CUDA kernel area (cuda/<area>.c) goes through it. */
+#ifndef TSR_CUDA_LAUNCH_H
+#define TSR_CUDA_LAUNCH_H
+
+#include <cuda_runtime_api.h>
+
+#include "core/op.h"
+
+/* dim3 {x, 1, 1}: C has no dim3 constructor. */
+static inline dim3 tsri_dim3(unsigned x) {
+  dim3 d = {x, 1, 1};
+  return d;
+}
+
+/* The stream the op runs on. */
+cudaStream_t tsri_cuda_op_stream(const tsri_op *op);
+/* Launches entry tsr_<kernel> of the specialization `options` ("-DNAME=VALUE ...") on the op's
+ * device and stream with `args` (cudaLaunchKernel's array of pointers to the arguments).
+ * TSR_ERR_DEVICE (or the module loader's status) with the message set on failure. */
+tsr_status tsri_cuda_launch(const tsri_op *op, const char *kernel, const char *options, dim3 grid,
+                            dim3 block, size_t shared_bytes, void **args);
+/* Blocks of `block` threads for a grid-stride loop over n items (at least 1, at most enough to
+ * fill the GPU a few times over). */
+unsigned tsri_cuda_blocks_for(int64_t n, unsigned block);
+
+#endif

@@ -1,0 +1,309 @@
+/* cuda/stream.c — CUDA streams behind core/stream.h's interface. Submission launches at once, on
+ * the submitting thread (a launch only queues work), so no thread sits between core and the GPU.
+ * Completion is tracked with events recorded lazily: a "marker" (seq, event) is recorded only
+ * when someone asks about a task not yet covered (a wait, a query, a cross-stream edge, a batch of
+ * releases), and since a stream runs in order, a marker at seq covers every task before it.
+ *
+ * Releases (core's after_current: a node's inputs) are collected per stream and handed, with one
+ * marker, to the backend's release thread, which waits for the marker and then runs them: buffers
+ * return to the cache only after the kernels that read them are done, and the release thread may
+ * call cudaFree (a CUDA host callback may not). A device fault fails the stream: later work on it
+ * fails with TSR_ERR_DEVICE, waiters get the fault's message. */
+#include "cuda/stream.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/status.h"
+#include "cuda/release.h"
+#include "cuda/runtime.h"
+
+typedef struct marker {
+  struct marker *next;
+  uint64_t seq;
+  cudaEvent_t event;
+  int waiters; /* threads in cudaEventSynchronize on it: not freed meanwhile */
+} marker;
+
+typedef struct {
+  cudaStream_t stream;
+  int device;
+  pthread_mutex_t mutex;         /* the fields below */
+  atomic_uint_fast64_t launched; /* last seq whose work is queued on the stream */
+  uint64_t completed;            /* last seq known done */
+  marker *head, *tail;           /* recorded markers, oldest first */
+  bool failed;
+  char failure[TSR_ERROR_MAX];
+  tsri_cuda_release_batch *pending; /* releases since the last marker handed to the thread */
+} cuda_stream;
+
+static cuda_stream *ctx_of(tsri_stream *s) {
+  return s->ctx;
+}
+
+/* A failure of the device: the stream is done for (mutex held). */
+static void fail_locked(cuda_stream *c, cudaError_t err, const char *what) {
+  if (c->failed) return;
+  c->failed = true;
+  snprintf(c->failure, sizeof c->failure, "gpu:%d: %s: %s (%s)", c->device, what,
+           cudaGetErrorName(err), cudaGetErrorString(err));
+  (void)cudaGetLastError();
+}
+
+/* A marker covering every launched task (mutex held). NULL on failure (the stream is failed). */
+static marker *cover_launched_locked(cuda_stream *c) {
+  uint64_t launched = atomic_load(&c->launched);
+  if (c->tail && c->tail->seq >= launched) return c->tail;
+  marker *m = calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->seq = launched;
+  cudaError_t err = cudaEventCreateWithFlags(&m->event, cudaEventDisableTiming);
+  if (err == cudaSuccess) err = cudaEventRecord(m->event, c->stream);
+  if (err != cudaSuccess) {
+    fail_locked(c, err, "recording an event");
+    if (m->event) cudaEventDestroy(m->event);
+    free(m);
+    return NULL;
+  }
+  if (c->tail)
+    c->tail->next = m;
+  else
+    c->head = m;
+  c->tail = m;
+  return m;
+}
+
+/* Drops the done markers at the front (mutex held): their tasks and all before are complete. */
+static void retire_done_locked(cuda_stream *c) {
+  while (c->head && c->head->waiters == 0) {
+    cudaError_t err = cudaEventQuery(c->head->event);
+    if (err == cudaErrorNotReady) {
+      (void)cudaGetLastError();
+      return;
+    }
+    if (err != cudaSuccess) fail_locked(c, err, "a kernel on the stream");
+    marker *m = c->head;
+    c->completed = m->seq;
+    c->head = m->next;
+    if (!c->head) c->tail = NULL;
+    cudaEventDestroy(m->event);
+    free(m);
+  }
+}
+
+static bool cuda_query(tsri_stream *s, uint64_t seq) {
+  cuda_stream *c = ctx_of(s);
+  if (seq > atomic_load(&c->launched)) return false;
+  pthread_mutex_lock(&c->mutex);
+  if (c->completed < seq && !c->failed) {
+    cover_launched_locked(c);
+    retire_done_locked(c);
+  }
+  bool done = c->completed >= seq || c->failed;
+  pthread_mutex_unlock(&c->mutex);
+  return done;
+}
+
+static tsr_status failure_status(cuda_stream *c) {
+  return tsri_error(TSR_ERR_DEVICE, "%s", c->failure);
+}
+
+static tsr_status cuda_host_wait(tsri_stream *s, uint64_t seq) {
+  cuda_stream *c = ctx_of(s);
+  pthread_mutex_lock(&c->mutex);
+  while (c->completed < seq && !c->failed) {
+    marker *m = c->head;
+    while (m && m->seq < seq)
+      m = m->next;
+    if (!m) m = cover_launched_locked(c); /* seq is launched: core waits only for submitted work */
+    if (!m) break;
+    m->waiters++;
+    pthread_mutex_unlock(&c->mutex);
+    cudaError_t err = cudaEventSynchronize(m->event);
+    pthread_mutex_lock(&c->mutex);
+    m->waiters--;
+    if (err != cudaSuccess) fail_locked(c, err, "a kernel on the stream");
+    retire_done_locked(c);
+  }
+  tsr_status status = c->failed ? failure_status(c) : TSR_OK;
+  pthread_mutex_unlock(&c->mutex);
+  return status;
+}
+
+/* An event of another CUDA stream becomes a device-side wait; anything else (a CPU stream's task)
+   is waited for here, on the submitting thread, before later work is launched. */
+static tsr_status cuda_wait_event(tsri_stream *s, tsri_event e, const char *what) {
+  cuda_stream *c = ctx_of(s);
+  if (e.stream->iface != &tsri_cuda_streams) return tsri_stream_wait(e.stream, e.seq, what);
+  cuda_stream *other = ctx_of(e.stream);
+  pthread_mutex_lock(&other->mutex);
+  marker *m = other->completed >= e.seq ? NULL : cover_launched_locked(other);
+  cudaError_t err = m ? cudaStreamWaitEvent(c->stream, m->event, 0) : cudaSuccess;
+  bool failed = other->failed;
+  pthread_mutex_unlock(&other->mutex);
+  if (failed) return failure_status(other);
+  return tsri_cuda_status(err, what);
+}
+
+/* Takes the pending releases with an event recorded after everything launched so far (mutex
+   held); the caller hands them to the release thread once the mutex is released. NULL event:
+   the release thread synchronizes the device instead. */
+static tsri_cuda_release_batch *take_pending_locked(cuda_stream *c, cudaEvent_t *event) {
+  tsri_cuda_release_batch *batch = c->pending;
+  c->pending = NULL;
+  *event = NULL;
+  if (!batch) return NULL;
+  if (cudaEventCreateWithFlags(event, cudaEventDisableTiming) == cudaSuccess &&
+      cudaEventRecord(*event, c->stream) != cudaSuccess) {
+    cudaEventDestroy(*event);
+    *event = NULL;
+  }
+  (void)cudaGetLastError();
+  return batch;
+}
+
+static void cuda_flush(tsri_stream *s) {
+  cuda_stream *c = ctx_of(s);
+  cudaEvent_t event;
+  pthread_mutex_lock(&c->mutex);
+  tsri_cuda_release_batch *batch = take_pending_locked(c, &event);
+  pthread_mutex_unlock(&c->mutex);
+  if (batch) tsri_cuda_release_submit(batch, event);
+}
+
+/* Releases ride in batches; a long graph flushes every so many so memory comes back while it
+   runs. */
+enum { RELEASES_PER_BATCH = 64 };
+
+static void cuda_after_current(tsri_stream *s, void (*fn)(void *ctx), void *ctx) {
+  cuda_stream *c = ctx_of(s);
+  cudaEvent_t event = NULL;
+  tsri_cuda_release_batch *full = NULL;
+  pthread_mutex_lock(&c->mutex);
+  if (!c->pending) c->pending = tsri_cuda_release_batch_new();
+  bool queued = c->pending && tsri_cuda_release_batch_add(c->pending, fn, ctx);
+  if (queued && tsri_cuda_release_batch_count(c->pending) >= RELEASES_PER_BATCH)
+    full = take_pending_locked(c, &event);
+  pthread_mutex_unlock(&c->mutex);
+  if (full) tsri_cuda_release_submit(full, event);
+  if (!queued) { /* out of host memory for the list: wait for the device, then release */
+    cudaStreamSynchronize(c->stream);
+    (void)cudaGetLastError();
+    fn(ctx);
+  }
+}
+
+/* A host function runs from CUDA's callback thread in stream order; the task is freed after. */
+static void CUDART_CB run_host_task(void *arg) {
+  tsri_task *task = arg;
+  task->host_fn(task->host_ctx);
+  free(task);
+}
+
+static void cuda_submit(tsri_stream *s, tsri_task *task) {
+  cuda_stream *c = ctx_of(s);
+  tsr_status status = tsri_cuda_use_device(c->device);
+  pthread_mutex_lock(&c->mutex);
+  bool failed = c->failed;
+  char failure[TSR_ERROR_MAX];
+  snprintf(failure, sizeof failure, "%s", c->failure);
+  pthread_mutex_unlock(&c->mutex);
+  if (task->node) {
+    if (failed || status != TSR_OK)
+      tsri_fail_node_task(task, TSR_ERR_DEVICE, failed ? failure : tsr_last_error());
+    else
+      tsri_run_node_task(task); /* launches the node's kernels on c->stream */
+  } else {
+    /* Runs even on a failed stream (the SPI promises it, so fn can release what it owns), as
+       long as the runtime still takes the callback; otherwise here and now. */
+    if (cudaLaunchHostFunc(c->stream, run_host_task, task) != cudaSuccess) {
+      (void)cudaGetLastError();
+      cudaStreamSynchronize(c->stream);
+      (void)cudaGetLastError();
+      run_host_task(task);
+    }
+  }
+  atomic_store(&c->launched, task->seq);
+}
+
+static tsr_status cuda_create(tsri_stream *s) {
+  cuda_stream *c = calloc(1, sizeof *c);
+  if (!c) return tsri_error(TSR_ERR_NOMEM, "stream_new: out of host memory");
+  c->device = s->device.index;
+  tsr_status status = tsri_cuda_use_device(c->device);
+  if (status == TSR_OK)
+    status = tsri_cuda_status(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking),
+                              "stream_new: cudaStreamCreateWithFlags");
+  if (status != TSR_OK) {
+    free(c);
+    return status;
+  }
+  pthread_mutex_init(&c->mutex, NULL);
+  s->ctx = c;
+  return TSR_OK;
+}
+
+static void *cuda_native(tsri_stream *s) {
+  return ctx_of(s)->stream;
+}
+
+static tsr_status cuda_copy(tsri_stream *s, void *dst, const void *src, uint64_t bytes,
+                            tsri_copy_direction direction) {
+  cuda_stream *c = ctx_of(s);
+  if (bytes == 0) return TSR_OK;
+  tsr_status status = tsri_cuda_use_device(c->device);
+  if (status != TSR_OK) return status;
+  enum cudaMemcpyKind kind =
+      direction == TSRI_COPY_TO_HOST ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice;
+  cudaError_t err = cudaMemcpyAsync(dst, src, bytes, kind, c->stream);
+  if (err == cudaSuccess) err = cudaStreamSynchronize(c->stream);
+  if (err != cudaSuccess) {
+    pthread_mutex_lock(&c->mutex);
+    fail_locked(c, err, "a copy");
+    status = failure_status(c);
+    pthread_mutex_unlock(&c->mutex);
+  }
+  return status;
+}
+
+/* Everything queued is already launched: wait for the device, then run the last releases. */
+static void cuda_stop(tsri_stream *s) {
+  cuda_stream *c = ctx_of(s);
+  if (!c) return;
+  tsri_cuda_use_device(c->device);
+  cudaStreamSynchronize(c->stream);
+  (void)cudaGetLastError();
+  cuda_flush(s);
+  tsri_cuda_release_drain();
+}
+
+static void cuda_destroy(tsri_stream *s) {
+  cuda_stream *c = ctx_of(s);
+  if (!c) return;
+  tsri_cuda_use_device(c->device);
+  while (c->head) {
+    marker *m = c->head;
+    c->head = m->next;
+    cudaEventDestroy(m->event);
+    free(m);
+  }
+  cudaStreamDestroy(c->stream);
+  (void)cudaGetLastError();
+  pthread_mutex_destroy(&c->mutex);
+  free(c);
+  s->ctx = NULL;
+}
+
+const tsri_stream_iface tsri_cuda_streams = {.create = cuda_create,
+                                             .submit = cuda_submit,
+                                             .query = cuda_query,
+                                             .host_wait = cuda_host_wait,
+                                             .wait_event = cuda_wait_event,
+                                             .after_current = cuda_after_current,
+                                             .flush = cuda_flush,
+                                             .native = cuda_native,
+                                             .copy = cuda_copy,
+                                             .stop = cuda_stop,
+                                             .destroy = cuda_destroy};
