@@ -19,13 +19,23 @@ static void cuda_shutdown(void) {
   tsri_cuda_modules_release();
 }
 
-static tsri_backend cuda_backend = {
-    .name = "cuda", .streams = &tsri_cuda_streams, .shutdown = cuda_shutdown};
+static tsri_cuda_supports_fn supports_table[TSRI_PRIM_COUNT];
+
+static bool cuda_supports(const tsri_op *op) {
+  tsri_cuda_supports_fn supports = supports_table[op->primitive];
+  return !supports || supports(op);
+}
+
+static tsri_backend cuda_backend = {.name = "cuda",
+                                    .streams = &tsri_cuda_streams,
+                                    .supports = cuda_supports,
+                                    .shutdown = cuda_shutdown};
 static pthread_once_t cuda_backend_once = PTHREAD_ONCE_INIT;
 
 static void fill_table(void) {
   tsri_kernel_fn *k = cuda_backend.kernels;
-  tsri_cuda_register_copy(k);
+  tsri_cuda_supports_fn *s = supports_table;
+  tsri_cuda_register_copy(k, s);
   tsri_memory_register_allocator(TSR_GPU, &tsri_cuda_allocator);
 }
 

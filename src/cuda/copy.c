@@ -23,6 +23,7 @@ static tsr_status cuda_copy(const tsri_op *op) {
                           tsri_dim3(block), 0, args);
 }
 
-void tsri_cuda_register_copy(tsri_kernel_fn *table) {
+void tsri_cuda_register_copy(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports) {
+  (void)supports; /* every dtype: the copy moves words of the dtype's size */
   table[TSRI_PRIM_COPY] = cuda_copy;
 }

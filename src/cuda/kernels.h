@@ -1,5 +1,6 @@
 /* cuda/kernels.h — each CUDA kernel area (a file under src/cuda/ with its sources under
- * src/cuda/kernels/) fills its primitives' entries of the GPU kernel table; cuda/backend.c calls
+ * src/cuda/kernels/) fills its primitives' entries of the GPU kernel table (and, where a kernel
+ * covers only some cases, of the supports table); cuda/backend.c calls
  * them all once. A primitive left empty is refused at construction on a GPU stream
  * (TSR_ERR_UNSUPPORTED), so the backend grows op by op. */
 #ifndef TSR_CUDA_KERNELS_H
@@ -7,6 +8,10 @@
 
 #include "core/backend.h"
 
-void tsri_cuda_register_copy(tsri_kernel_fn *table); /* cuda/copy.c */
+/* Whether a kernel runs this node (asked at construction, data pointers NULL); an area sets one
+ * for a primitive whose kernel covers only some dtypes or parameters. NULL: all of them. */
+typedef bool (*tsri_cuda_supports_fn)(const tsri_op *op);
+
+void tsri_cuda_register_copy(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports); /* copy.c */
 
 #endif
