@@ -6,6 +6,7 @@
 
 #include "base/status.h"
 #include "core/array.h"
+#include "core/lock.h"
 #include "core/placement.h"
 #include "core/stream.h"
 #include "tessera/spi.h"
@@ -85,10 +86,20 @@ tsr_status tsr_array_record_stream(tsr_array *a, tsr_stream *s) {
   if (!a) return tsri_error(TSR_ERR_INVALID, "array_record_stream: array is NULL");
   tsr_status status = eval_one(a);
   if (status != TSR_OK || !a->buffer) return status;
-  /* The stream's own reference to the buffer, dropped in stream order: a later allocation
-     cannot reuse the block before s has passed this point. */
-  tsri_buffer *held = tsri_buffer_retain(a->buffer);
-  status = tsr_stream_enqueue_host(s, release_buffer_later, held);
-  if (status != TSR_OK) tsri_buffer_release(held);
+  /* The stream's own reference to the buffer, dropped once s has passed this point (through the
+     stream's after_current, never inside a device callback: the drop may free device memory):
+     a later allocation cannot reuse the block before. */
+  tsri_stream *stream = NULL;
+  status = tsri_stream_acquire(s, "array_record_stream", &stream);
+  if (status != TSR_OK) return status;
+  tsri_eval_lock();
+  if (atomic_load(&stream->closed)) {
+    status = tsri_error(TSR_ERR_STATE, "array_record_stream: the stream was freed");
+  } else {
+    stream->iface->after_current(stream, release_buffer_later, tsri_buffer_retain(a->buffer));
+    if (stream->iface->flush) stream->iface->flush(stream);
+  }
+  tsri_eval_unlock();
+  tsri_stream_release(stream);
   return status;
 }

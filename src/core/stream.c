@@ -25,6 +25,10 @@ void tsri_stream_set_current(tsri_stream *s) {
   current_worker = s;
 }
 
+tsri_stream *tsri_stream_current(void) {
+  return current_worker;
+}
+
 static int default_slot(tsr_device d) {
   return d.type == TSR_CPU ? 0 : 1 + d.index;
 }

@@ -43,10 +43,12 @@ typedef struct tsri_stream_iface {
      (CPU: the worker waits for it; CUDA: cudaStreamWaitEvent, no thread blocks). TSR_OK, or
      TSR_ERR_STATE with the message set when the wait could never end. */
   tsr_status (*wait_event)(tsri_stream *s, tsri_event e, const char *what);
-  /* Called while s runs a task: fn(ctx) runs once the device has finished everything s has run
-     so far (CPU: at once; CUDA: from a host callback). Core releases inputs this way, so a buffer
-     goes back to the cache only after the last kernel that reads it is done. fn must not call
-     the device's API. */
+  /* fn(ctx) runs once the device has finished everything submitted to s so far, on a thread
+     that may call the device's API and take the memory layer's locks (never inside a device
+     callback). Called while s runs a task (CPU: then at once) or under the evaluation lock from
+     any thread (CPU: a host task queued behind the work). Core releases buffers this way (a
+     node's inputs, a recorded stream's hold), so a buffer goes back to the cache, or is freed and
+     refunded, only after the last kernel that reads it is done. */
   void (*after_current)(tsri_stream *s, void (*fn)(void *ctx), void *ctx);
   /* Optional (NULL: nothing to do): core is done submitting a batch of tasks to s (the end of an
      evaluation's submission), so per-batch work such as recording an event can happen now. */
@@ -95,6 +97,8 @@ void tsri_stream_submit(tsri_stream *s, tsri_task *task);
 tsr_status tsri_stream_wait(tsri_stream *s, uint64_t seq, const char *what);
 /* Backends: the thread runs tasks of s from now on (NULL: none), for the wait check above. */
 void tsri_stream_set_current(tsri_stream *s);
+/* The stream whose task the calling thread runs, or NULL. */
+tsri_stream *tsri_stream_current(void);
 /* "stream 3 (cpu)" or "the default stream of cpu", for messages; buf holds 64 bytes. */
 const char *tsri_stream_name(const tsri_stream *s, char buf[64]);
 /* Stops every stream after its queued work (tsr_shutdown). False, and nothing done, when called

@@ -139,10 +139,18 @@ static tsr_status cpu_wait_event(tsri_stream *s, tsri_event e, const char *what)
   return tsri_stream_wait(e.stream, e.seq, what);
 }
 
-/* Kernels have finished when they return: everything the worker ran is done. */
+/* On the worker, kernels have finished when they return: everything it ran is done. From any
+   other thread (under the evaluation lock), a host task behind the work queued so far. */
 static void cpu_after_current(tsri_stream *s, void (*fn)(void *ctx), void *ctx) {
-  (void)s;
-  fn(ctx);
+  tsri_task *task = tsri_stream_current() == s ? NULL : calloc(1, sizeof *task);
+  if (!task) { /* on the worker; or out of host memory: wait for the work instead */
+    if (tsri_stream_current() != s) tsri_stream_wait(s, atomic_load(&s->submitted), "release");
+    fn(ctx);
+    return;
+  }
+  task->host_fn = fn;
+  task->host_ctx = ctx;
+  tsri_stream_submit(s, task);
 }
 
 static void *cpu_native(tsri_stream *s) {

@@ -15,8 +15,13 @@ tsr_status tsri_cuda_launch(const tsri_op *op, const char *kernel, const char *o
   cudaKernel_t entry = NULL;
   tsr_status status = tsri_cuda_kernel_get(kernel, options, op->device.index, &entry);
   if (status != TSR_OK) return status;
-  cudaError_t err = cudaLaunchKernel((const void *)entry, grid, block, args, shared_bytes,
-                                     tsri_cuda_op_stream(op));
+  cudaError_t err = cudaSuccess;
+  if (shared_bytes > 48 * 1024) /* beyond the default, a kernel must opt in (up to 227 KiB) */
+    err = cudaKernelSetAttributeForDevice(entry, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)shared_bytes, op->device.index);
+  if (err == cudaSuccess)
+    err = cudaLaunchKernel((const void *)entry, grid, block, args, shared_bytes,
+                           tsri_cuda_op_stream(op));
   return tsri_cuda_status(err, kernel);
 }
 

@@ -17,7 +17,8 @@ static inline dim3 tsri_dim3(unsigned x) {
 /* The stream the op runs on. */
 cudaStream_t tsri_cuda_op_stream(const tsri_op *op);
 /* Launches entry tsr_<kernel> of the specialization `options` ("-DNAME=VALUE ...") on the op's
- * device and stream with `args` (cudaLaunchKernel's array of pointers to the arguments).
+ * device and stream with `args` (cudaLaunchKernel's array of pointers to the arguments); more
+ * than 48 KiB of dynamic shared memory is opted into.
  * TSR_ERR_DEVICE (or the module loader's status) with the message set on failure. */
 tsr_status tsri_cuda_launch(const tsri_op *op, const char *kernel, const char *options, dim3 grid,
                             dim3 block, size_t shared_bytes, void **args);
