@@ -41,6 +41,7 @@ tsr_status tsri_cuda_context_get(int index, tsri_cuda_context **out) {
       c->index = index;
       c->cc_major = info->gpus[index].cc_major;
       c->cc_minor = info->gpus[index].cc_minor;
+      pthread_mutex_init(&c->matmul_lock, NULL);
       contexts[index] = c;
     }
   }
@@ -53,6 +54,8 @@ void tsri_cuda_contexts_release(void) {
   pthread_mutex_lock(&contexts_lock);
   for (int i = 0; i < TSRI_MAX_GPUS; i++) {
     if (!contexts[i]) continue;
+    tsri_cuda_matmul_context_release(contexts[i]);
+    pthread_mutex_destroy(&contexts[i]->matmul_lock);
     free(contexts[i]);
     contexts[i] = NULL;
   }
