@@ -26,15 +26,16 @@ struct tsr_lines {
 };
 static_assert(sizeof(tsr_lines) == 336, "cuda/lines.h mirrors this layout");
 
-/* The element offsets of line `line`'s first element in each operand. */
+/* The element offsets of line `line`'s first element in each operand (every slot: an unused
+ * operand's strides and offset are 0, and constant indices keep `offsets` in registers). */
 static __device__ inline void tsr_lines_offsets(const tsr_lines &l, int64_t line,
                                                 int64_t *offsets) {
-  for (int k = 0; k < l.noperands; k++)
+  for (int k = 0; k < TSR_LINES_MAX_OPERANDS; k++)
     offsets[k] = l.offset[k];
   for (int d = l.ndim - 1; d >= 0; d--) {
     int64_t extent = l.shape[d], i = line % extent;
     line /= extent;
-    for (int k = 0; k < l.noperands; k++)
+    for (int k = 0; k < TSR_LINES_MAX_OPERANDS; k++)
       offsets[k] += i * l.strides[k][d];
   }
 }
