@@ -2,33 +2,46 @@
  *
  * Narrowing rounds to nearest, ties to even, on the bits (no dependence on the FPU's rounding
  * mode); overflow gives infinity; NaN stays a quiet NaN with its sign. Widening is exact.
- * The public tsr_f32_to_f16 & co. (base/half.c) call these.
+ * The public tsr_f32_to_f16 & co. (base/half.c) call these. Plain C that nvcc and NVRTC compile
+ * too (every function is TSRI_HALF_HD static inline, no libc beyond memcpy), so the CUDA kernels
+ * round exactly as the CPU does (CUDA's own __float2half_rn & co. treat NaN payloads their own
+ * way).
  */
 #ifndef TSR_BASE_HALF_H
 #define TSR_BASE_HALF_H
 
+/* NVRTC has no libc headers: a GPU kernel source includes its own stand-in for them before this
+ * file (base depends on no backend). */
+#ifndef __CUDACC_RTC__
 #include <stdint.h>
 #include <string.h>
+#endif
 
-static inline uint32_t tsri_f32_bits(float f) {
+#ifdef __CUDACC__
+#define TSRI_HALF_HD __host__ __device__
+#else
+#define TSRI_HALF_HD
+#endif
+
+static inline TSRI_HALF_HD uint32_t tsri_f32_bits(float f) {
   uint32_t x;
   memcpy(&x, &f, sizeof x);
   return x;
 }
 
-static inline float tsri_f32_from_bits(uint32_t x) {
+static inline TSRI_HALF_HD float tsri_f32_from_bits(uint32_t x) {
   float f;
   memcpy(&f, &x, sizeof f);
   return f;
 }
 
 /* Rounds m / 2^shift to the nearest integer, ties to even (shift >= 1). */
-static inline uint32_t tsri_shift_round_even(uint32_t m, uint32_t shift) {
+static inline TSRI_HALF_HD uint32_t tsri_shift_round_even(uint32_t m, uint32_t shift) {
   uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
   return q + (uint32_t)(rem > half || (rem == half && (q & 1u)));
 }
 
-static inline uint16_t tsri_f32_to_f16(float f) {
+static inline TSRI_HALF_HD uint16_t tsri_f32_to_f16(float f) {
   uint32_t x = tsri_f32_bits(f);
   uint32_t sign = (x >> 16) & 0x8000u, magnitude = x & 0x7fffffffu;
   if (magnitude > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
@@ -46,7 +59,7 @@ static inline uint16_t tsri_f32_to_f16(float f) {
   return (uint16_t)(sign | tsri_shift_round_even(significand, 126u - exponent));
 }
 
-static inline float tsri_f16_to_f32(uint16_t h) {
+static inline TSRI_HALF_HD float tsri_f16_to_f32(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
   uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
   if (exponent == 0) {
@@ -57,13 +70,13 @@ static inline float tsri_f16_to_f32(uint16_t h) {
   return tsri_f32_from_bits(sign | ((exponent + 112u) << 23) | (mantissa << 13));
 }
 
-static inline uint16_t tsri_f32_to_bf16(float f) {
+static inline TSRI_HALF_HD uint16_t tsri_f32_to_bf16(float f) {
   uint32_t x = tsri_f32_bits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
   return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-static inline float tsri_bf16_to_f32(uint16_t b) {
+static inline TSRI_HALF_HD float tsri_bf16_to_f32(uint16_t b) {
   return tsri_f32_from_bits((uint32_t)b << 16);
 }
 

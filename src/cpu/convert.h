@@ -11,6 +11,7 @@
  *  - integer to integer: two's complement wrap, as C's unsigned conversions (ops.h is silent;
  *    this is NumPy's and MLX's behaviour, and what the binary ops' integer results do);
  *  - to bool: != 0 (NaN is true, -0.0 is false); bool is read as 0 or 1 (any nonzero byte is 1).
+ * Element by element these rules are base/element.h's, which the CUDA kernels use too.
  */
 #ifndef TSR_CPU_CONVERT_H
 #define TSR_CPU_CONVERT_H
