@@ -1,0 +1,295 @@
+/* cuda/qmm.c — quantized_matmul and gather_qmm on the GPU, under the geometry ops/quant_matmul.h
+ * derived: for decode (transpose, M <= 8) the warp-per-columns kernel cuda/kernels/qmv.cuh, for
+ * everything else the tiled cuda/kernels/qmm.cuh; both accumulate in float32 and round once to
+ * the output dtype (quant-spec Part A §4; the CPU reference is cpu/qmm.c). x, w_q, scales and
+ * biases are gathered packed when strided (cuda/packed.h); the index arrays are read where they
+ * lie, any integer dtype and layout.
+ *
+ * Which matrices each product uses is resolved in the kernels (cuda/kernels/qmm_batch.cuh). A
+ * gather's index out of range leaves its product unwritten and records the first such batch
+ * position per side in a device flag; after the kernel this file reads the flag back (waiting for
+ * the stream: a gather_qmm synchronizes) and fails the op with the CPU's message, lhs_indices
+ * before rhs_indices. quantized_matmul's indices are positions in shapes the op checked, so it
+ * never waits. Not the tensor-core kernels (later). */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/shape.h"
+#include "base/status.h"
+#include "core/stream.h"
+#include "cuda/launch.h"
+#include "cuda/packed.h"
+#include "cuda/quant.h"
+#include "cuda/runtime.h"
+#include "ops/quant_matmul.h"
+
+#define QMV_MAX_M 8
+#define QMV_WARPS 8 /* qmv.cuh's WARPS and COLS */
+#define QMV_COLS 4
+#define QMM_THREADS 256 /* qmm.cuh's THREADS, BM and BN */
+#define QMM_TILE 64
+
+_Static_assert(TSR_MAX_NDIM == 8, "cuda/kernels/qmm_batch.cuh is built for 8 axes");
+
+/* Mirrors struct tsr_qmm_side in qmm_batch.cuh. */
+typedef struct {
+  const void *indices;
+  int64_t offset, matrices;
+  int64_t shape[TSR_MAX_NDIM], strides[TSR_MAX_NDIM];
+  int ndim, dtype;
+} qmm_side;
+
+/* Mirrors struct tsr_qmm_batch in qmm_batch.cuh. */
+typedef struct {
+  int64_t count;
+  int64_t shape[TSR_MAX_NDIM];
+  int ndim, unused;
+  qmm_side lhs, rhs;
+} qmm_batch;
+
+/* Mirrors struct tsr_qmv_args in qmv.cuh. */
+typedef struct {
+  int64_t n, k, w_rows, w_words, groups, col_blocks, blocks;
+  int vector_loads, unused;
+} qmv_args;
+
+/* Mirrors struct tsr_qmm_args in qmm.cuh. */
+typedef struct {
+  int64_t m, n, k, w_rows, w_words, groups, m_blocks, n_blocks, blocks;
+} qmm_args;
+
+/* Everything one launch reads. */
+typedef struct {
+  tsri_cuda_packed x, w, scales, biases;
+  tsri_buffer *flags; /* a gather's two first-bad batch positions, else NULL */
+  qmm_batch batch;
+} qmm_run;
+
+static void side_init(qmm_side *s, const tsri_view *indices, const int64_t *shape, int ndim,
+                      int64_t matrices) {
+  memset(s, 0, sizeof *s);
+  s->ndim = ndim;
+  s->matrices = matrices;
+  memcpy(s->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  if (!indices) return;
+  s->indices = indices->data;
+  s->offset = indices->offset;
+  s->dtype = (int)indices->dtype;
+  memcpy(s->strides, indices->strides, sizeof(int64_t) * (size_t)ndim);
+}
+
+static void batch_init(qmm_batch *batch, const tsri_qmm_operands *o, const tsri_qmm_geometry *g) {
+  memset(batch, 0, sizeof *batch);
+  batch->count = g->batch_count;
+  batch->ndim = g->batch_ndim;
+  memcpy(batch->shape, g->batch_shape, sizeof(int64_t) * (size_t)g->batch_ndim);
+  side_init(&batch->lhs, o->lhs, g->lhs_shape, g->lhs_ndim, g->x_matrices);
+  side_init(&batch->rhs, o->rhs, g->rhs_shape, g->rhs_ndim, g->w_matrices);
+}
+
+/* "-D..." words of one specialization: the format and the dtypes, then `extra`. */
+static void format_options(char *buf, size_t size, const tsri_qmm_params *p,
+                           const tsri_qmm_operands *o, const tsri_op *op, const char *extra) {
+  tsr_dtype scale_dtype = o->scales->dtype; /* uint8 codes for the fp modes */
+  snprintf(buf, size,
+           "-DTSR_QF_MODE=%d -DTSR_QF_BITS=%d -DTSR_QF_GROUP_SIZE=%d -DTSR_X_DTYPE=%d "
+           "-DTSR_S_DTYPE=%d -DTSR_OUT_DTYPE=%d %s",
+           p->mode, p->bits, p->group_size, (int)o->x->dtype, (int)scale_dtype, (int)op->out.dtype,
+           extra);
+}
+
+/* Whether every full 32-code chunk of every packed row lies on a 16-byte (2 bits: 8-byte)
+   boundary, so qmv may read it as vectors. */
+static bool vector_loads(const void *w, int64_t w_words, int bits) {
+  uintptr_t address = (uintptr_t)w;
+  if (bits == 4 || bits == 8) return address % 16 == 0 && w_words % 4 == 0;
+  if (bits == 2) return address % 8 == 0 && w_words % 2 == 0;
+  return false;
+}
+
+static tsr_status launch_qmv(const tsri_op *op, const tsri_qmm_params *p,
+                             const tsri_qmm_operands *o, qmm_run *r) {
+  const tsri_qmm_geometry *g = &p->g;
+  const int64_t columns = QMV_WARPS * QMV_COLS;
+  qmv_args a = {.n = g->n,
+                .k = g->k,
+                .w_rows = g->w_rows,
+                .w_words = g->w_words,
+                .groups = g->groups,
+                .col_blocks = (g->n + columns - 1) / columns};
+  a.blocks = g->batch_count * a.col_blocks;
+  a.vector_loads = vector_loads(r->w.data, g->w_words, p->bits);
+  char extra[24], options[224];
+  snprintf(extra, sizeof extra, "-DTSR_QMV_M=%d", (int)g->m);
+  format_options(options, sizeof options, p, o, op, extra);
+  void *flags = r->flags ? r->flags->data : NULL;
+  void *args[] = {&a,
+                  &r->batch,
+                  (void *)&r->x.data,
+                  (void *)&r->w.data,
+                  (void *)&r->scales.data,
+                  (void *)&r->biases.data,
+                  (void *)&op->out.data,
+                  &flags};
+  unsigned threads = QMV_WARPS * 32;
+  return tsri_cuda_launch(op, "qmv", options,
+                          tsri_dim3(tsri_cuda_blocks_for(a.blocks * threads, threads)),
+                          tsri_dim3(threads), 0, args);
+}
+
+static tsr_status launch_qmm(const tsri_op *op, const tsri_qmm_params *p,
+                             const tsri_qmm_operands *o, qmm_run *r) {
+  const tsri_qmm_geometry *g = &p->g;
+  qmm_args a = {.m = g->m,
+                .n = g->n,
+                .k = g->k,
+                .w_rows = g->w_rows,
+                .w_words = g->w_words,
+                .groups = g->groups,
+                .m_blocks = (g->m + QMM_TILE - 1) / QMM_TILE,
+                .n_blocks = (g->n + QMM_TILE - 1) / QMM_TILE};
+  a.blocks = g->batch_count * a.m_blocks * a.n_blocks;
+  char options[224];
+  format_options(options, sizeof options, p, o, op,
+                 p->transpose ? "-DTSR_QMM_TRANSPOSE=1" : "-DTSR_QMM_TRANSPOSE=0");
+  void *flags = r->flags ? r->flags->data : NULL;
+  void *args[] = {&a,
+                  &r->batch,
+                  (void *)&r->x.data,
+                  (void *)&r->w.data,
+                  (void *)&r->scales.data,
+                  (void *)&r->biases.data,
+                  (void *)&op->out.data,
+                  &flags};
+  return tsri_cuda_launch(op, "qmm", options,
+                          tsri_dim3(tsri_cuda_blocks_for(a.blocks * QMM_THREADS, QMM_THREADS)),
+                          tsri_dim3(QMM_THREADS), 0, args);
+}
+
+/* ---- a gather's index out of range --------------------------------------------------------- */
+
+/* An index element read back from the device, as int64. */
+static int64_t host_index(const unsigned char *bytes, tsr_dtype dtype) {
+  switch (dtype) {
+    case TSR_INT8:
+      return (int8_t)bytes[0];
+    case TSR_UINT32: {
+      uint32_t v;
+      memcpy(&v, bytes, 4);
+      return v;
+    }
+    case TSR_INT32: {
+      int32_t v;
+      memcpy(&v, bytes, 4);
+      return v;
+    }
+    case TSR_INT64: {
+      int64_t v;
+      memcpy(&v, bytes, 8);
+      return v;
+    }
+    default:
+      return bytes[0];
+  }
+}
+
+/* cpu/qmm.c's message for side s at output matrix b: the index's value, its position in the
+   index shape, and the matrix count. */
+static tsr_status report_index(const tsri_op *op, const qmm_batch *batch, const qmm_side *s,
+                               const tsri_view *indices, int64_t b, const char *name,
+                               const char *operand) {
+  int64_t coord[TSR_MAX_NDIM], rest = b, flat = 0, offset = s->offset;
+  for (int d = batch->ndim - 1; d >= 0; d--) {
+    coord[d] = rest % batch->shape[d];
+    rest /= batch->shape[d];
+  }
+  for (int i = 0; i < s->ndim; i++) {
+    int64_t c = s->shape[i] == 1 ? 0 : coord[batch->ndim - s->ndim + i];
+    flat = flat * s->shape[i] + c;
+    offset += c * s->strides[i];
+  }
+  int64_t value = flat;
+  if (indices) {
+    unsigned char bytes[8] = {0};
+    tsr_status status = op->stream->iface->copy(op->stream, bytes, tsri_view_at(indices, offset),
+                                                tsr_dtype_size(indices->dtype), TSRI_COPY_TO_HOST);
+    if (status != TSR_OK) return status;
+    value = host_index(bytes, indices->dtype);
+  }
+  int64_t position[TSR_MAX_NDIM];
+  for (int d = s->ndim - 1; d >= 0; d--) {
+    position[d] = flat % s->shape[d];
+    flat /= s->shape[d];
+  }
+  char where[160];
+  return tsri_error(TSR_ERR_INVALID,
+                    "%s value %lld at %s is out of range [0, %lld) (%s has %lld matrices)", name,
+                    (long long)value, tsri_shape_str(position, s->ndim, where, sizeof where),
+                    (long long)s->matrices, operand, (long long)s->matrices);
+}
+
+/* Reads the flags back (the stream waits for the kernel) and reports the first bad index. */
+static tsr_status check_indices(const tsri_op *op, const tsri_qmm_operands *o, const qmm_run *r) {
+  unsigned long long first_bad[2] = {0, 0};
+  tsr_status status = op->stream->iface->copy(op->stream, first_bad, r->flags->data,
+                                              sizeof first_bad, TSRI_COPY_TO_HOST);
+  if (status != TSR_OK) return status;
+  if (first_bad[0] != ~0ull)
+    return report_index(op, &r->batch, &r->batch.lhs, o->lhs, (int64_t)first_bad[0], "lhs_indices",
+                        "x");
+  if (first_bad[1] != ~0ull)
+    return report_index(op, &r->batch, &r->batch.rhs, o->rhs, (int64_t)first_bad[1], "rhs_indices",
+                        "w_q");
+  return TSR_OK;
+}
+
+/* ---- the op ---------------------------------------------------------------------------------- */
+
+static tsr_status prepare(const tsri_op *op, const tsri_qmm_operands *o, qmm_run *r) {
+  const char *what = op->primitive == TSRI_PRIM_GATHER_QMM ? "gather_qmm" : "quantized_matmul";
+  tsr_status status = tsri_cuda_packed_get(op, o->x, what, &r->x);
+  if (status == TSR_OK) status = tsri_cuda_packed_get(op, o->w_q, what, &r->w);
+  if (status == TSR_OK) status = tsri_cuda_packed_get(op, o->scales, what, &r->scales);
+  if (status == TSR_OK && o->biases) status = tsri_cuda_packed_get(op, o->biases, what, &r->biases);
+  if (status != TSR_OK || (!o->lhs && !o->rhs)) return status;
+  status = tsri_cuda_scratch_alloc(op, 2 * sizeof(unsigned long long), what, &r->flags);
+  if (status != TSR_OK) return status;
+  return tsri_cuda_status(cudaMemsetAsync(r->flags->data, 0xff, 2 * sizeof(unsigned long long),
+                                          tsri_cuda_op_stream(op)),
+                          "gather_qmm: clearing the index flags");
+}
+
+static tsr_status cuda_qmm(const tsri_op *op) {
+  if (op->out.size == 0) return TSR_OK;
+  const tsri_qmm_params *p = TSRI_PARAMS(op, tsri_qmm_params);
+  tsri_qmm_operands o = tsri_qmm_operands_of(op);
+  qmm_run r = {0};
+  tsr_status status = prepare(op, &o, &r);
+  batch_init(&r.batch, &o, &p->g);
+  if (status == TSR_OK)
+    status =
+        p->transpose && p->g.m <= QMV_MAX_M ? launch_qmv(op, p, &o, &r) : launch_qmm(op, p, &o, &r);
+  if (r.flags) {
+    if (status == TSR_OK) {
+      status = check_indices(op, &o, &r);
+    } else { /* what was launched before the failure may still write the flags */
+      cudaStreamSynchronize(tsri_cuda_op_stream(op));
+      (void)cudaGetLastError();
+    }
+    tsri_buffer_release(r.flags); /* the stream is past every kernel that used it */
+  }
+  tsri_cuda_packed_done(op, &r.x);
+  tsri_cuda_packed_done(op, &r.w);
+  tsri_cuda_packed_done(op, &r.scales);
+  tsri_cuda_packed_done(op, &r.biases);
+  return status;
+}
+
+/* Every mode, bit width, group size, dtype, layout and index dtype the ops accept: no supports()
+   refusal. */
+void tsri_cuda_register_qmm(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports) {
+  (void)supports;
+  table[TSRI_PRIM_QUANTIZED_MATMUL] = cuda_qmm;
+  table[TSRI_PRIM_GATHER_QMM] = cuda_qmm;
+}
