@@ -102,6 +102,8 @@ static tsr_status lt_error(cublasStatus_t status, const char *what, const plan_k
       (long long)key->batch, tsr_dtype_name((tsr_dtype)key->dtype));
 }
 
+/* Returns the status of a failed cuBLASLt call from the calling function (which a function
+   cannot do); each argument is evaluated once. */
 #define LT_TRY(call, what, key)                                                                  \
   do {                                                                                           \
     cublasStatus_t lt_try_status_ = (call);                                                      \
