@@ -19,6 +19,19 @@ endforeach()
 set(TSR_AOT_SPECIALIZATIONS
     "dequantize|-DTSR_QF_MODE=0 -DTSR_QF_BITS=4 -DTSR_QF_GROUP_SIZE=64"
     "dequantize|-DTSR_QF_MODE=0 -DTSR_QF_BITS=8 -DTSR_QF_GROUP_SIZE=32"
+    "elementwise|-DTSR_EW_BINARY=add -DTSR_EW_IN0=float32 -DTSR_EW_IN1=float32 -DTSR_EW_COMPUTE=float32 -DTSR_EW_OUT=float32 -DTSR_EW_FLAT=1"
+    "elementwise|-DTSR_EW_BINARY=multiply -DTSR_EW_IN0=float32 -DTSR_EW_IN1=float32 -DTSR_EW_COMPUTE=float32 -DTSR_EW_OUT=float32 -DTSR_EW_FLAT=1"
+    "elementwise|-DTSR_EW_UNARY=silu -DTSR_EW_IN0=float32 -DTSR_EW_OUT=float32 -DTSR_EW_FLAT=1"
+    "elementwise|-DTSR_EW_BINARY=add -DTSR_EW_IN0=bfloat16 -DTSR_EW_IN1=bfloat16 -DTSR_EW_COMPUTE=bfloat16 -DTSR_EW_OUT=bfloat16 -DTSR_EW_FLAT=1"
+    "elementwise|-DTSR_EW_BINARY=multiply -DTSR_EW_IN0=bfloat16 -DTSR_EW_IN1=bfloat16 -DTSR_EW_COMPUTE=bfloat16 -DTSR_EW_OUT=bfloat16 -DTSR_EW_FLAT=1"
+    "elementwise|-DTSR_EW_UNARY=silu -DTSR_EW_IN0=bfloat16 -DTSR_EW_OUT=bfloat16 -DTSR_EW_FLAT=1"
+    "elementwise|-DTSR_EW_BINARY=add -DTSR_EW_IN0=float16 -DTSR_EW_IN1=float16 -DTSR_EW_COMPUTE=float16 -DTSR_EW_OUT=float16 -DTSR_EW_FLAT=1"
+    "elementwise|-DTSR_EW_BINARY=multiply -DTSR_EW_IN0=float16 -DTSR_EW_IN1=float16 -DTSR_EW_COMPUTE=float16 -DTSR_EW_OUT=float16 -DTSR_EW_FLAT=1"
+    "elementwise|-DTSR_EW_UNARY=silu -DTSR_EW_IN0=float16 -DTSR_EW_OUT=float16 -DTSR_EW_FLAT=1"
+    "elementwise|-DTSR_EW_ASTYPE -DTSR_EW_IN0=float32 -DTSR_EW_OUT=bfloat16 -DTSR_EW_FLAT=1"
+    "elementwise|-DTSR_EW_ASTYPE -DTSR_EW_IN0=bfloat16 -DTSR_EW_OUT=float32 -DTSR_EW_FLAT=1"
+    "elementwise|-DTSR_EW_ASTYPE -DTSR_EW_IN0=float32 -DTSR_EW_OUT=float16 -DTSR_EW_FLAT=1"
+    "elementwise|-DTSR_EW_ASTYPE -DTSR_EW_IN0=float16 -DTSR_EW_OUT=float32 -DTSR_EW_FLAT=1"
     "dequantize|-DTSR_QF_MODE=1 -DTSR_QF_BITS=4 -DTSR_QF_GROUP_SIZE=32")
 # sm_90 machine code plus compute_90 PTX, which newer GPUs compile when they load the module.
 # The oldest compute capability they run on (recorded, so the loader uses the JIT below it).
