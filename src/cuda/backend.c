@@ -36,6 +36,17 @@ static void fill_table(void) {
   tsri_kernel_fn *k = cuda_backend.kernels;
   tsri_cuda_supports_fn *s = supports_table;
   tsri_cuda_register_copy(k, s);
+  tsri_cuda_register_indexing(k, s);
+  tsri_cuda_register_sort(k, s);
+  tsri_cuda_register_random(k, s);
+  tsri_cuda_register_elementwise(k, s);
+  tsri_cuda_register_creation(k, s);
+  tsri_cuda_register_matmul(k, s);
+  tsri_cuda_register_attention(k, s);
+  tsri_cuda_register_reduce(k, s);
+  tsri_cuda_register_cumsum(k, s);
+  tsri_cuda_register_nn(k, s);
+  tsri_cuda_register_quant(k, s);
   tsri_memory_register_allocator(TSR_GPU, &tsri_cuda_allocator);
 }
 

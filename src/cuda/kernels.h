@@ -13,5 +13,16 @@
 typedef bool (*tsri_cuda_supports_fn)(const tsri_op *op);
 
 void tsri_cuda_register_copy(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports); /* copy.c */
+void tsri_cuda_register_indexing(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
+void tsri_cuda_register_sort(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
+void tsri_cuda_register_random(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
+void tsri_cuda_register_elementwise(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
+void tsri_cuda_register_creation(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
+void tsri_cuda_register_matmul(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
+void tsri_cuda_register_attention(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
+void tsri_cuda_register_reduce(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
+void tsri_cuda_register_cumsum(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
+void tsri_cuda_register_nn(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
+void tsri_cuda_register_quant(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
 
 #endif
