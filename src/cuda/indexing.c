@@ -26,11 +26,6 @@
 #include "ops/indexing.h"
 #include "ops/layout.h"
 
-_Static_assert(TSR_BOOL == 0 && TSR_UINT8 == 1 && TSR_UINT32 == 2 && TSR_INT8 == 3 &&
-                   TSR_INT32 == 4 && TSR_INT64 == 5 && TSR_FLOAT16 == 6 && TSR_BFLOAT16 == 7 &&
-                   TSR_FLOAT32 == 8,
-               "cuda/kernels/indexing.cuh spells tsr_dtype's values");
-
 enum { BLOCK = 256 };
 
 /* ---- layouts -------------------------------------------------------------------------------- */

@@ -11,9 +11,6 @@
 #include "cuda/strided.h"
 #include "ops/random.h"
 
-_Static_assert(TSR_FLOAT16 == 6 && TSR_BFLOAT16 == 7 && TSR_FLOAT32 == 8,
-               "cuda/kernels/random.cuh spells tsr_dtype's float values");
-
 enum { BLOCK = 256 };
 
 static tsr_status cuda_uniform(const tsri_op *op) {

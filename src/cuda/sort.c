@@ -21,11 +21,6 @@
 #include "memory/buffer.h"
 #include "ops/sort.h"
 
-_Static_assert(TSR_BOOL == 0 && TSR_UINT8 == 1 && TSR_UINT32 == 2 && TSR_INT8 == 3 &&
-                   TSR_INT32 == 4 && TSR_INT64 == 5 && TSR_FLOAT16 == 6 && TSR_BFLOAT16 == 7 &&
-                   TSR_FLOAT32 == 8,
-               "cuda/kernels/sort.cuh spells tsr_dtype's values");
-
 /* Pairs a block sorts in shared memory: 12 bytes each, 24 KiB, a thread per compare-exchange. */
 enum { CHUNK = 2048, PAIR_BYTES = 8 + 4, STEP_BLOCK = 256 };
 

@@ -7,21 +7,20 @@
  * and the wrapping product (low word). Every double operation is spelled as its IEEE intrinsic
  * (__dmul_rn, __dadd_rn, __dsqrt_rn...), which nvcc and NVRTC never fuse into an FMA (they fuse
  * a plain a + b * c by default; the CPU build, -std=c11 with gcc, does not), and the conversions
- * to float and the dtype are the CPU's, on the bits. What cannot be bit-exact by construction:
- * log, sin and cos in double are CUDA's (1-2 ulp) against the C library's (<1 ulp), so the
- * double before its rounding to float may differ in its last bits; the float result differs only
- * when that double lies within those few double ulps of a float rounding boundary (about 2^-28
+ * to float and the dtype are the CPU's (base/half.h, base/element.h). What cannot be bit-exact by
+ * construction: log, sin and cos in double are CUDA's (1-2 ulp) against the C library's (<1 ulp),
+ * so the double before its rounding to float may differ in its last bits; the float result differs
+ * only when that double lies within those few double ulps of a float rounding boundary (about 2^-28
  * per normal element), and a categorical draw only when two scores of a row are that close. */
 #include "cuda/kernels/common.cuh" /* first: NVRTC's libc stand-in */
 #ifndef __CUDACC_RTC__
 #include <stdint.h> /* nvcc (AOT) builds; NVRTC has the stand-in */
 #endif
+/* base/element.h includes base/half.h; both are named here so the kernel manifest
+   (scripts/update-kernel-manifest.sh) embeds both. */
+#include "base/half.h"
+#include "base/element.h"
 #include "cuda/kernels/strided.cuh"
-
-/* tsr_dtype's codes of the float dtypes (cuda/random.c asserts them). */
-#define TSR_DT_FLOAT16 6
-#define TSR_DT_BFLOAT16 7
-#define TSR_DT_FLOAT32 8
 
 /* Philox-4x32-10 of counter (block low, block high, 0, 0) under key (seed low, seed high):
    cpu/random.c's philox4x32_10 word for word. */
@@ -48,63 +47,11 @@ static __device__ inline void tsr_philox4x32_10(uint64_t block, uint64_t seed, u
   word[3] = c3;
 }
 
-/* ---- base/half.h, on the bits (each kind compiles only what it uses) ---- */
-
 #if TSR_RANDOM_KIND != 3
-
-static __device__ inline uint32_t tsr_shift_round_even(uint32_t m, uint32_t shift) {
-  uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
-  return q + (uint32_t)(rem > half || (rem == half && (q & 1u)));
-}
-
-static __device__ inline uint16_t tsr_f32_to_f16(float f) {
-  uint32_t x = __float_as_uint(f);
-  uint32_t sign = (x >> 16) & 0x8000u, magnitude = x & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
-  if (magnitude >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);
-  if (magnitude >= 0x38800000u) {
-    uint32_t lsb = (magnitude >> 13) & 1u;
-    return (uint16_t)(sign | ((magnitude - 0x38000000u + 0xfffu + lsb) >> 13));
-  }
-  uint32_t exponent = magnitude >> 23;
-  if (exponent < 102) return (uint16_t)sign;
-  uint32_t significand = (magnitude & 0x7fffffu) | 0x800000u;
-  return (uint16_t)(sign | tsr_shift_round_even(significand, 126u - exponent));
-}
-
-static __device__ inline uint16_t tsr_f32_to_bf16(float f) {
-  uint32_t x = __float_as_uint(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u);
-  return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
 
 /* tsri_cpu_store_f32 into packed element i of a float dtype. */
 static __device__ inline void tsr_store(void *out, int64_t i, int dtype, float v) {
-  if (dtype == TSR_DT_FLOAT16)
-    ((uint16_t *)out)[i] = tsr_f32_to_f16(v);
-  else if (dtype == TSR_DT_BFLOAT16)
-    ((uint16_t *)out)[i] = tsr_f32_to_bf16(v);
-  else
-    ((float *)out)[i] = v;
-}
-
-#endif
-
-#if TSR_RANDOM_KIND != 2
-
-static __device__ inline float tsr_f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
-  if (exponent == 0) {
-    float magnitude = __fmul_rn((float)mantissa, 0x1p-24f); /* exact */
-    return sign ? -magnitude : magnitude;
-  }
-  if (exponent == 31) return __uint_as_float(sign | 0x7f800000u | (mantissa << 13));
-  return __uint_as_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
-}
-
-static __device__ inline float tsr_bf16_to_f32(uint16_t b) {
-  return __uint_as_float((uint32_t)b << 16);
+  tsri_element_store_f32((unsigned char *)out + i * tsri_element_size(dtype), dtype, v);
 }
 
 #endif
@@ -113,8 +60,8 @@ static __device__ inline float tsr_bf16_to_f32(uint16_t b) {
 
 /* The dtype value nearest to v, as a float (cpu/random.c's dtype_round). */
 static __device__ inline float tsr_dtype_round(int dtype, float v) {
-  if (dtype == TSR_DT_FLOAT16) return tsr_f16_to_f32(tsr_f32_to_f16(v));
-  if (dtype == TSR_DT_BFLOAT16) return tsr_bf16_to_f32(tsr_f32_to_bf16(v));
+  if (dtype == TSRI_ELEMENT_FLOAT16) return tsri_f16_to_f32(tsri_f32_to_f16(v));
+  if (dtype == TSRI_ELEMENT_BFLOAT16) return tsri_bf16_to_f32(tsri_f32_to_bf16(v));
   return v;
 }
 
@@ -169,12 +116,6 @@ TSR_KERNEL_ENTRY(tsr_random)
 
 #elif TSR_RANDOM_KIND == 3
 
-static __device__ inline float tsr_load_float(const void *base, int64_t at, int dtype) {
-  if (dtype == TSR_DT_FLOAT16) return tsr_f16_to_f32(((const uint16_t *)base)[at]);
-  if (dtype == TSR_DT_BFLOAT16) return tsr_bf16_to_f32(((const uint16_t *)base)[at]);
-  return ((const float *)base)[at];
-}
-
 /* The best of a row so far: cpu/random.c's fold (a NaN score wins, the first one; else the
    largest score, the first of equals; an empty best loses to anything). */
 struct tsr_best {
@@ -208,6 +149,7 @@ TSR_KERNEL_ENTRY(tsr_random)
 (tsr_strided rows, const void *logits, int dtype, int64_t n, int64_t axis_stride,
  int64_t axis_counter_stride, uint64_t seed, int32_t *out) {
   __shared__ tsr_best warp_best[TSR_CATEGORICAL_WARPS];
+  const int64_t size = tsri_element_size(dtype);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = (blockDim.x + 31) / 32;
   for (int64_t r = blockIdx.x; r < rows.n; r += gridDim.x) {
     int64_t offsets[TSR_STRIDED_MAX_OPERANDS];
@@ -218,7 +160,9 @@ TSR_KERNEL_ENTRY(tsr_random)
       uint32_t word[4];
       tsr_philox4x32_10(counter >> 2, seed, word);
       double u = __dmul_rn(__dadd_rn((double)word[counter & 3u], 0.5), 0x1p-32); /* exact */
-      double x = (double)tsr_load_float(logits, offsets[0] + j * axis_stride, dtype);
+      const unsigned char *at =
+          (const unsigned char *)logits + (offsets[0] + j * axis_stride) * size;
+      double x = (double)tsri_element_load_f32(at, dtype);
       tsr_best here;
       here.score = __dsub_rn(x, log(-log(u)));
       here.index = j;

@@ -20,19 +20,11 @@
 #ifndef __CUDACC_RTC__
 #include <stdint.h> /* nvcc (AOT) builds; NVRTC has the stand-in */
 #endif
+/* base/element.h includes base/half.h; both are named here so the kernel manifest
+   (scripts/update-kernel-manifest.sh) embeds both. */
+#include "base/half.h"
+#include "base/element.h"
 #include "cuda/kernels/strided.cuh"
-
-enum {
-  TSR_DT_BOOL,
-  TSR_DT_UINT8,
-  TSR_DT_UINT32,
-  TSR_DT_INT8,
-  TSR_DT_INT32,
-  TSR_DT_INT64,
-  TSR_DT_FLOAT16,
-  TSR_DT_BFLOAT16,
-  TSR_DT_FLOAT32
-};
 
 #define TSR_PAD_KEY 0xffffffffffffffffull
 #define TSR_PAD_INDEX 0x7fffffff
@@ -67,45 +59,21 @@ static __device__ inline void tsr_compare_exchange(uint64_t *keys, int32_t *inde
 
 #if TSR_SORT_KIND == 1
 
-/* The key of element `at` (cpu/sort.c's float_key and key_at), before the flip. f16/bf16 widen to
-   float32 exactly, so their bits are the float32's. */
+/* The key of a float (cpu/sort.c's float_key) from its bits: -0 = +0, every NaN last and equal,
+   the rest ordered like their values. */
 static __device__ inline uint64_t tsr_float_key(uint32_t bits) {
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return TSR_PAD_KEY; /* NaN: last, all equal */
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return TSR_PAD_KEY; /* NaN */
   if ((bits & 0x7fffffffu) == 0) bits = 0;                    /* -0 = +0 */
   return (bits & 0x80000000u) ? (uint64_t)(uint32_t)~bits : (uint64_t)(bits | 0x80000000u);
 }
 
-static __device__ inline uint32_t tsr_f16_bits_as_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1fu, mantissa = h & 0x3ffu;
-  if (exponent == 0) {
-    float magnitude = __fmul_rn((float)mantissa, 0x1p-24f); /* exact */
-    return __float_as_uint(sign ? -magnitude : magnitude);
-  }
-  if (exponent == 31) return sign | 0x7f800000u | (mantissa << 13);
-  return sign | ((exponent + 112u) << 23) | (mantissa << 13);
-}
-
+/* The key of element `at` before the flip (cpu/sort.c's key_at): floats loaded as float32
+   (float16/bfloat16 widen exactly), everything else as int64 with the sign bit flipped. */
 static __device__ inline uint64_t tsr_key_at(const void *in, int64_t at, int dtype) {
-  const uint64_t sign = 0x8000000000000000ull;
-  switch (dtype) {
-    case TSR_DT_FLOAT32:
-      return tsr_float_key(((const uint32_t *)in)[at]);
-    case TSR_DT_FLOAT16:
-      return tsr_float_key(tsr_f16_bits_as_f32(((const uint16_t *)in)[at]));
-    case TSR_DT_BFLOAT16:
-      return tsr_float_key((uint32_t)((const uint16_t *)in)[at] << 16);
-    case TSR_DT_UINT32:
-      return (uint64_t)((const uint32_t *)in)[at] ^ sign;
-    case TSR_DT_INT8:
-      return (uint64_t)(int64_t)((const int8_t *)in)[at] ^ sign;
-    case TSR_DT_INT32:
-      return (uint64_t)(int64_t)((const int32_t *)in)[at] ^ sign;
-    case TSR_DT_INT64:
-      return (uint64_t)((const int64_t *)in)[at] ^ sign;
-    default: /* bool, uint8: the byte */
-      return (uint64_t)((const uint8_t *)in)[at] ^ sign;
-  }
+  const unsigned char *p = (const unsigned char *)in + at * tsri_element_size(dtype);
+  if (tsri_element_is_float(dtype))
+    return tsr_float_key(__float_as_uint(tsri_element_load_f32(p, dtype)));
+  return (uint64_t)tsri_element_load_i64(p, dtype) ^ 0x8000000000000000ull;
 }
 
 /* lines: the lines' starts (operand 0 in the input, 1 in the output); n elements a line, padded
