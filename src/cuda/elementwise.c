@@ -37,30 +37,6 @@ static const char *const binary_names[TSRI_PRIM_COUNT] = {
     [TSRI_PRIM_GREATER_EQUAL] = "greater_equal",
 };
 
-/* Drops the axes of extent 1 and merges axis d into the kept axis before it when every input
- * steps across the pair as across one axis (outer stride = inner stride x inner extent). The
- * output is packed, so its index decomposes the same way over the merged shape. Unused axes end
- * with extent 1 and stride 0 (a 0-d or flat layout reads strides[k][0]). */
-static void simplify(tsri_cuda_strided *s) {
-  int kept = 0;
-  for (int d = 0; d < s->ndim; d++) {
-    if (s->shape[d] == 1) continue;
-    bool merge = kept > 0;
-    for (int k = 0; merge && k < s->noperands; k++)
-      merge = s->strides[k][kept - 1] == s->strides[k][d] * s->shape[d];
-    int to = merge ? kept - 1 : kept++;
-    s->shape[to] = merge ? s->shape[to] * s->shape[d] : s->shape[d];
-    for (int k = 0; k < s->noperands; k++)
-      s->strides[k][to] = s->strides[k][d];
-  }
-  for (int d = kept; d < TSR_MAX_NDIM; d++) {
-    s->shape[d] = 1;
-    for (int k = 0; k < s->noperands; k++)
-      s->strides[k][d] = 0;
-  }
-  s->ndim = kept;
-}
-
 /* Launches the specialization `op_options` (the op and its inputs' dtypes) over the op's
  * inputs; the output's dtype and the flat switch are added here. */
 static tsr_status launch(const tsri_op *op, const char *op_options) {
@@ -70,7 +46,7 @@ static tsr_status launch(const tsri_op *op, const char *op_options) {
   tsri_cuda_strided_init(&layout, out);
   for (int k = 0; k < op->ninputs; k++)
     tsri_cuda_strided_add(&layout, &op->in[k]);
-  simplify(&layout);
+  tsri_cuda_strided_simplify(&layout);
   char options[320];
   snprintf(options, sizeof options, "%s -DTSR_EW_OUT=%s -DTSR_EW_FLAT=%d", op_options,
            tsr_dtype_name(out->dtype), layout.ndim <= 1);

@@ -49,30 +49,6 @@ static void layout_add(tsri_cuda_strided *s, const int64_t *strides, int64_t off
   s->offset[k] = offset;
 }
 
-/* Drops axes of extent 1 and merges each axis into the one before it where every operand steps
- * over both as over one (stride[d-1] == stride[d] * shape[d]): fewer divisions per element in
- * the kernels. The row-major order of the elements stays, so a packed output indexed by its
- * position is still right. */
-static void layout_collapse(tsri_cuda_strided *s) {
-  int kept = 0;
-  for (int d = 0; d < s->ndim; d++) {
-    if (s->shape[d] == 1) continue;
-    bool merge = kept > 0;
-    for (int k = 0; merge && k < s->noperands; k++)
-      merge = s->strides[k][kept - 1] == s->strides[k][d] * s->shape[d];
-    int into = merge ? kept - 1 : kept++;
-    s->shape[into] = merge ? s->shape[into] * s->shape[d] : s->shape[d];
-    for (int k = 0; k < s->noperands; k++)
-      s->strides[k][into] = s->strides[k][d];
-  }
-  for (int d = kept; d < s->ndim; d++) {
-    s->shape[d] = 0;
-    for (int k = 0; k < s->noperands; k++)
-      s->strides[k][d] = 0;
-  }
-  s->ndim = kept;
-}
-
 static tsr_status launch_layout(const tsri_op *op, const char *kernel, const char *options,
                                 const tsri_cuda_strided *layout, void **args) {
   return tsri_cuda_launch(op, kernel, options, tsri_dim3(tsri_cuda_blocks_for(layout->n, BLOCK)),
@@ -82,7 +58,7 @@ static tsr_status launch_layout(const tsri_op *op, const char *kernel, const cha
 /* copy.cuh over a two-operand layout (0 read from src, 1 written into dst), collapsed first. */
 static tsr_status launch_copy(const tsri_op *op, tsri_cuda_strided *layout, const void *src,
                               void *dst, tsr_dtype dtype) {
-  layout_collapse(layout);
+  tsri_cuda_strided_simplify(layout);
   char options[32];
   snprintf(options, sizeof options, "-DTSR_COPY_BYTES=%zu", tsr_dtype_size(dtype));
   void *args[] = {layout, (void *)&src, &dst};
@@ -156,7 +132,7 @@ static tsr_status take_run(const tsri_op *op, const int64_t *a_strides,
     tsri_cuda_strided check;
     layout_init(&check, indices->shape, indices->ndim);
     layout_add(&check, indices->strides, indices->offset);
-    layout_collapse(&check);
+    tsri_cuda_strided_simplify(&check);
     void *args[] = {&check, (void *)&indices->data, &index_dtype, &dim, &flag->data};
     status = launch_layout(op, "indexing", "-DTSR_INDEXING_KIND=1", &check, args);
   }
@@ -165,7 +141,7 @@ static tsr_status take_run(const tsri_op *op, const int64_t *a_strides,
     layout_init(&gather, out->shape, out->ndim);
     layout_add(&gather, a_strides, a->offset);
     layout_add(&gather, idx_strides, indices->offset);
-    layout_collapse(&gather);
+    tsri_cuda_strided_simplify(&gather);
     char options[64];
     snprintf(options, sizeof options, "-DTSR_INDEXING_KIND=2 -DTSR_INDEXING_BYTES=%zu",
              tsr_dtype_size(out->dtype));
@@ -241,7 +217,7 @@ static tsr_status cuda_slice_update(const tsri_op *op) {
   layout_add(&layout, region_strides, region_offset);
   if (update->dtype == out->dtype)
     return launch_copy(op, &layout, update->data, out->data, out->dtype);
-  layout_collapse(&layout);
+  tsri_cuda_strided_simplify(&layout);
   int update_dtype = (int)update->dtype, out_dtype = (int)out->dtype;
   void *args[] = {&layout, (void *)&update->data, &update_dtype, (void *)&out->data, &out_dtype};
   return launch_layout(op, "indexing", "-DTSR_INDEXING_KIND=3", &layout, args);

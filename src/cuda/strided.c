@@ -21,3 +21,23 @@ void tsri_cuda_strided_add(tsri_cuda_strided *s, const tsri_view *operand) {
   }
   s->offset[k] = operand->offset;
 }
+
+void tsri_cuda_strided_simplify(tsri_cuda_strided *s) {
+  int kept = 0;
+  for (int d = 0; d < s->ndim; d++) {
+    if (s->shape[d] == 1) continue;
+    bool merge = kept > 0;
+    for (int k = 0; merge && k < s->noperands; k++)
+      merge = s->strides[k][kept - 1] == s->strides[k][d] * s->shape[d];
+    int to = merge ? kept - 1 : kept++;
+    s->shape[to] = merge ? s->shape[to] * s->shape[d] : s->shape[d];
+    for (int k = 0; k < s->noperands; k++)
+      s->strides[k][to] = s->strides[k][d];
+  }
+  for (int d = kept; d < TSR_MAX_NDIM; d++) {
+    s->shape[d] = 1;
+    for (int k = 0; k < s->noperands; k++)
+      s->strides[k][d] = 0;
+  }
+  s->ndim = kept;
+}

@@ -20,5 +20,11 @@ typedef struct {
 void tsri_cuda_strided_init(tsri_cuda_strided *s, const tsri_view *shape);
 /* Adds an operand: its strides seen through the layout's shape (0 on broadcast axes). */
 void tsri_cuda_strided_add(tsri_cuda_strided *s, const tsri_view *operand);
+/* Fewer divisions per element: drops the axes of extent 1 and merges axis d into the kept axis
+ * before it when every operand steps across the pair as across one axis (outer stride = inner
+ * stride x inner extent). Row-major element order is kept, so a packed output indexed by its
+ * position is still right. Unused axes end with extent 1 and stride 0 (a 0-d or flat layout
+ * reads strides[k][0]). */
+void tsri_cuda_strided_simplify(tsri_cuda_strided *s);
 
 #endif
