@@ -15,8 +15,10 @@ jobs=$(nproc)
   cmake -S . -B "$build" -DTSR_CUDA=ON -DTSR_WERROR=ON -DPKG_CONFIG_EXECUTABLE="$PKG_CONFIG_EXECUTABLE"
   cmake --build "$build" -j"$jobs"
 } 2>&1 | log build.txt
-# TESTS=<regex> runs only the matching tests; RUN=0 skips the program steps below.
+# TESTS=<regex> runs only the matching tests; BENCH="gpu_basics ..." runs those benchmarks after
+# them (with the bundle's libraries on the path); RUN=0 skips the program steps below.
 (cd "$build" && ctest --output-on-failure -j"$jobs" ${TESTS:+-R "$TESTS"}) 2>&1 | log test.txt
+for b in ${BENCH:-}; do "./$build/bench/$b" 2>&1 | log "bench_$b.txt"; done
 [ "${RUN:-1}" = 0 ] && exit 0
 {
   "./$build/tessera" info
