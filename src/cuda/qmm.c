@@ -108,6 +108,24 @@ static bool vector_loads(const void *w, int64_t w_words, int bits) {
   return false;
 }
 
+/* qmv and qmm take the same operands after their own geometry struct: one launch for both. */
+static tsr_status launch_product(const tsri_op *op, const qmm_run *r, const char *kernel,
+                                 const char *options, void *geometry, int64_t blocks,
+                                 unsigned threads) {
+  void *flags = r->flags ? r->flags->data : NULL;
+  void *args[] = {geometry,
+                  (void *)&r->batch,
+                  (void *)&r->x.data,
+                  (void *)&r->w.data,
+                  (void *)&r->scales.data,
+                  (void *)&r->biases.data,
+                  (void *)&op->out.data,
+                  &flags};
+  return tsri_cuda_launch(op, kernel, options,
+                          tsri_dim3(tsri_cuda_blocks_for(blocks * threads, threads)),
+                          tsri_dim3(threads), 0, args);
+}
+
 static tsr_status launch_qmv(const tsri_op *op, const tsri_qmm_params *p,
                              const tsri_qmm_operands *o, qmm_run *r) {
   const tsri_qmm_geometry *g = &p->g;
@@ -123,19 +141,7 @@ static tsr_status launch_qmv(const tsri_op *op, const tsri_qmm_params *p,
   char extra[24], options[224];
   snprintf(extra, sizeof extra, "-DTSR_QMV_M=%d", (int)g->m);
   format_options(options, sizeof options, p, o, op, extra);
-  void *flags = r->flags ? r->flags->data : NULL;
-  void *args[] = {&a,
-                  &r->batch,
-                  (void *)&r->x.data,
-                  (void *)&r->w.data,
-                  (void *)&r->scales.data,
-                  (void *)&r->biases.data,
-                  (void *)&op->out.data,
-                  &flags};
-  unsigned threads = QMV_WARPS * 32;
-  return tsri_cuda_launch(op, "qmv", options,
-                          tsri_dim3(tsri_cuda_blocks_for(a.blocks * threads, threads)),
-                          tsri_dim3(threads), 0, args);
+  return launch_product(op, r, "qmv", options, &a, a.blocks, QMV_WARPS * 32);
 }
 
 static tsr_status launch_qmm(const tsri_op *op, const tsri_qmm_params *p,
@@ -153,18 +159,7 @@ static tsr_status launch_qmm(const tsri_op *op, const tsri_qmm_params *p,
   char options[224];
   format_options(options, sizeof options, p, o, op,
                  p->transpose ? "-DTSR_QMM_TRANSPOSE=1" : "-DTSR_QMM_TRANSPOSE=0");
-  void *flags = r->flags ? r->flags->data : NULL;
-  void *args[] = {&a,
-                  &r->batch,
-                  (void *)&r->x.data,
-                  (void *)&r->w.data,
-                  (void *)&r->scales.data,
-                  (void *)&r->biases.data,
-                  (void *)&op->out.data,
-                  &flags};
-  return tsri_cuda_launch(op, "qmm", options,
-                          tsri_dim3(tsri_cuda_blocks_for(a.blocks * QMM_THREADS, QMM_THREADS)),
-                          tsri_dim3(QMM_THREADS), 0, args);
+  return launch_product(op, r, "qmm", options, &a, a.blocks, QMM_THREADS);
 }
 
 /* ---- a gather's index out of range --------------------------------------------------------- */
