@@ -17,12 +17,19 @@ jobs=$(nproc)
 } 2>&1 | log build.txt
 # TESTS=<regex> runs only the matching tests; BENCH="gpu_basics ..." runs those benchmarks after
 # them (with the bundle's libraries on the path); RUN=0 skips the program steps below.
-(cd "$build" && ctest --output-on-failure -j"$jobs" ${TESTS:+-R "$TESTS"}) 2>&1 | log test.txt
-for b in ${BENCH:-}; do "./$build/bench/$b" 2>&1 | log "bench_$b.txt"; done
-[ "${RUN:-1}" = 0 ] && exit 0
+# KERNELS="jit aot" runs the suite once per kernel source (TSR_KERNELS), each into test_<k>.txt.
+# A failing pass does not stop the benchmarks and program steps; the script's status reports it.
+failed=0
+for k in ${KERNELS:-auto}; do
+  (cd "$build" && TSR_KERNELS=$k ctest --output-on-failure -j"$jobs" ${TESTS:+-R "$TESTS"}) 2>&1 |
+    log "test_$k.txt" || failed=1
+done
+for b in ${BENCH:-}; do "./$build/bench/$b" 2>&1 | log "bench_$b.txt" || failed=1; done
+[ "${RUN:-1}" = 0 ] && exit $failed
 {
   "./$build/tessera" info
   "./$build/tessera" selfcheck
   [ -f "$build/demo-model/config.json" ] || "./$build/tessera" demo-model -o "$build/demo-model"
   "./$build/tessera" generate -m "$build/demo-model" --chat -p "What is the capital of France?" -n 48
 } 2>&1 | log run.txt
+exit $failed

@@ -142,7 +142,10 @@ static tsr_status submit_graph(const char *what, tsr_array *const *arrays, size_
 /* Blocks until a has run; its status, with its message made this thread's. */
 static tsr_status wait_ready(tsr_array *a) {
   int state = atomic_load(&a->state);
-  if (state == TSRI_NODE_SUBMITTED) {
+  /* READY says the node's task has run on its stream's host side; on an asynchronous device its
+     kernel may still be running, so a computed array is waited for until its stream has passed
+     the task (on the CPU that is already so: the query answers at once). */
+  if (state == TSRI_NODE_SUBMITTED || (state == TSRI_NODE_READY && a->stream)) {
     /* From a host function, a wait that could never end is TSR_ERR_STATE (core/stream.h); the
        array stays submitted and runs once the host function has returned. */
     tsr_status status = tsri_stream_wait(a->stream, a->task.seq, "eval");
@@ -181,9 +184,13 @@ static void record_failure(tsr_array *node, tsr_status status, const char *messa
 }
 
 /* A cross-stream edge: the node's stream waits for the input's event (its stream's backend says
-   how: the CPU worker waits, CUDA enqueues the wait). Same stream: already ordered. */
+   how: the CPU worker waits, CUDA enqueues the wait; both return at once for a passed event).
+   Same stream: already ordered. */
 static tsr_status wait_for_input(tsr_array *node, const tsr_array *input) {
-  if (input->stream == node->stream || atomic_load(&input->state) != TSRI_NODE_SUBMITTED)
+  int state = atomic_load(&input->state);
+  /* READY included: an asynchronous device may still be running the input's kernel. */
+  if (!input->stream || input->stream == node->stream ||
+      (state != TSRI_NODE_SUBMITTED && state != TSRI_NODE_READY))
     return TSR_OK;
   tsri_event e = {input->stream, input->task.seq};
   return node->stream->iface->wait_event(node->stream, e, "eval");

@@ -2,7 +2,8 @@
  * stream's native handle and host-function order, buffers held by a slow stream (a host function
  * that sleeps blocks a CUDA stream until it returns: the "deliberately slow kernel") are neither
  * reused nor refunded until the stream has passed them, for tsr_array_record_stream and for a
- * node's inputs, and the ledger is back to zero after. Without a usable GPU: one skip line. */
+ * node's inputs, and the ledger is back to zero after; tsr_eval and a consumer on another stream
+ * wait for a launched kernel to have run. Without a usable GPU: one skip line. */
 #include <time.h>
 
 #include "check.h"
@@ -114,6 +115,58 @@ static void test_inputs_released_in_stream_order(void) {
   CHECK_EQ_U64(tsr_memory_active(gpu), 0);
 }
 
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+/* tsr_eval returns once the kernel has run on the device, not once it is launched: behind a
+   sleeping host function the eval of a GPU op takes the sleep. */
+static void test_eval_waits_for_the_device(void) {
+  tsr_stream *s = NULL;
+  CHECK_OK(tsr_stream_new(&s, gpu));
+  tsr_array *x = gpu_array(1.5f), *y = NULL;
+  CHECK_OK(tsr_eval(&x, 1));
+  CHECK_OK(tsr_stream_enqueue_host(s, sleep_ms, NULL));
+  double t0 = now_ms();
+  CHECK_OK(tsr_add(&y, x, x, s));
+  CHECK_OK(tsr_eval(&y, 1));
+  double waited = now_ms() - t0;
+  if (waited < 0.8 * SLOW_MS)
+    printf("eval returned after %.1f ms, before the device ran\n", waited);
+  CHECK(waited >= 0.8 * SLOW_MS);
+  tsr_array_release(x);
+  tsr_array_release(y);
+  CHECK_OK(tsr_stream_free(s));
+}
+
+/* A consumer on another stream waits for an input whose kernel is launched but not yet run (the
+   producer's stream sleeps before it): the result holds the input's values, not a stale
+   buffer's. */
+static void test_cross_stream_input_waits(void) {
+  tsr_stream *slow = NULL, *fast = NULL;
+  CHECK_OK(tsr_stream_new(&slow, gpu));
+  CHECK_OK(tsr_stream_new(&fast, gpu));
+  tsr_array *x = gpu_array(1.25f), *y = NULL, *z = NULL;
+  CHECK_OK(tsr_eval(&x, 1));
+  CHECK_OK(tsr_stream_enqueue_host(slow, sleep_ms, NULL));
+  CHECK_OK(tsr_add(&y, x, x, slow)); /* 2.5, once the sleep is over */
+  CHECK_OK(tsr_async_eval(&y, 1));   /* launched: READY on the host, not run */
+  CHECK_OK(tsr_multiply(&z, y, y, fast));
+  static float got[BYTES / sizeof(float)];
+  CHECK_OK(tsr_array_read(z, got, sizeof got));
+  size_t wrong = 0;
+  for (size_t i = 0; i < BYTES / sizeof(float); i++)
+    wrong += got[i] != 6.25f;
+  CHECK_EQ_U64(wrong, 0);
+  tsr_array_release(x);
+  tsr_array_release(y);
+  tsr_array_release(z);
+  CHECK_OK(tsr_stream_free(slow));
+  CHECK_OK(tsr_stream_free(fast));
+}
+
 int main(void) {
   if (tsr_device_count(TSR_GPU) < 1) {
     printf("skip: no usable GPU\n");
@@ -122,6 +175,8 @@ int main(void) {
   test_native_and_host_order();
   test_record_stream_holds_buffer();
   test_inputs_released_in_stream_order();
+  test_eval_waits_for_the_device();
+  test_cross_stream_input_waits();
   tsr_shutdown();
   printf("ok\n");
   return 0;
