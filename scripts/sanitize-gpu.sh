@@ -10,7 +10,9 @@
 #   CASES=300 (TSR_SWEEP_CASES of the sweep), SEED=1 (TSR_SWEEP_SEED),
 #   TOOLS="memcheck" (also racecheck, synccheck, initcheck), TESTS="test_qmm_sweep test_quant_gpu",
 #   SANITIZER_FLAGS="..." (more compute-sanitizer options).
-# The JIT disk cache makes a run after `make test-gpu` on the same machine skip the compiles.
+# The JIT disk cache makes a run after `make test-gpu` (or test_qmm_sweep alone) on the same
+# machine skip the compiles; the sweep's parallel warm-up is off here (TSR_SWEEP_JOBS=1), so that
+# only one process runs under the sanitizer.
 # compute-sanitizer needs the Firecracker runtime (on gVisor it refuses the device: the device
 # folder's KINDS.md); the script says so and fails when it does not start.
 set -euo pipefail
@@ -40,7 +42,7 @@ for tool in ${TOOLS:-memcheck}; do
     start=$(date +%s)
     status=0
     # shellcheck disable=SC2086 # SANITIZER_FLAGS: one option per word
-    TSR_DEBUG_POISON=1 TSR_SWEEP_CASES=${CASES:-300} TSR_SWEEP_SEED=${SEED:-1} \
+    TSR_DEBUG_POISON=1 TSR_SWEEP_CASES=${CASES:-300} TSR_SWEEP_SEED=${SEED:-1} TSR_SWEEP_JOBS=1 \
       "$sanitizer" --tool "$tool" --error-exitcode 3 --print-limit 20 ${SANITIZER_FLAGS:-} \
       "./$build/$t" 2>&1 | log "sanitize_${tool}_$t.txt" || status=$?
     summary=$(grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|Device not supported" \

@@ -133,7 +133,7 @@ enum { SORTED, RANDOM, SAME, CYCLE, DESCENDING };
 static const char *const PATTERN_NAMES[] = {"sorted", "unsorted", "repeated", "cycling",
                                             "descending"};
 enum { CLEAN, NAN_X, INF_X, BAD_SCALE };
-static const char *const POISON_NAMES[] = {"", "NaN in x", "Inf in x", "non-finite scale"};
+static const char *const NONFINITE_NAMES[] = {"", "NaN in x", "Inf in x", "non-finite scale"};
 
 /* One index array of a gather: logical shape, dtype, values (row-major), and how it is stored. */
 typedef struct {
@@ -147,7 +147,7 @@ typedef struct {
 typedef struct {
   int64_t index;
   uint64_t seed; /* the sweep's; the case's generator starts from splitmix64(seed ^ index) */
-  int spec, format, bits, group_size, layout, poison;
+  int spec, format, bits, group_size, layout, nonfinite;
   tsr_quant_mode mode;
   bool transpose, x_strided, gather, sorted;
   bool offset_views; /* x (unless strided), w_q, scales, biases start 1..3 elements into a buffer */
@@ -200,7 +200,7 @@ static void describe(const sweep_case *c, FILE *f) {
     if (c->sorted) fprintf(f, ", sorted_indices");
   }
   if (*c->special) fprintf(f, "; %s", c->special);
-  if (c->poison) fprintf(f, "; %s", POISON_NAMES[c->poison]);
+  if (c->nonfinite) fprintf(f, "; %s", NONFINITE_NAMES[c->nonfinite]);
   fprintf(f, "\n");
 }
 
@@ -443,7 +443,7 @@ static void draw_case(int64_t index, uint64_t seed, sweep_case *c) {
     c->x_shape[0] = c->K;
   }
   int roll = (int)between(&r, 0, 99);
-  c->poison = roll < 2 ? NAN_X : roll < 4 ? INF_X : roll < 6 ? BAD_SCALE : CLEAN;
+  c->nonfinite = roll < 2 ? NAN_X : roll < 4 ? INF_X : roll < 6 ? BAD_SCALE : CLEAN;
 }
 
 /* ---- the expected batch and output --------------------------------------------------------- */

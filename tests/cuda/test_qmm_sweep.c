@@ -14,10 +14,16 @@
  * comparison (checked below on a poisoned copy: the comparison flags exactly the NaN elements).
  * The first violation fails the test naming the case, its parameters and how to rerun it alone.
  *
- * Knobs: TSR_SWEEP_CASES (default 10000; without a GPU 200, under TSR_SANITIZED 40),
- * TSR_SWEEP_SEED (default 1), TSR_SWEEP_ONLY=i (case i alone). Without a usable GPU the CPU part
- * runs, then one skip line. Not a benchmark; not a test of quantize (test_quant_gpu.c). */
+ * With a GPU, copies of this program compile the specializations in parallel into the JIT disk
+ * cache first (warm_up below). Knobs: TSR_SWEEP_CASES (default 10000; without a GPU 200, under
+ * TSR_SANITIZED 40), TSR_SWEEP_SEED (default 1), TSR_SWEEP_ONLY=i (case i alone),
+ * TSR_SWEEP_JOBS (warm-up processes, default one per core up to 16; 1: none). Without a usable
+ * GPU the CPU part runs, then one skip line. Not a benchmark; not a test of quantize
+ * (test_quant_gpu.c). */
+#include <spawn.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../../src/base/env.c" /* this file's copy of the knob reader: TSR_DEBUG_POISON parses */
 #include "cuda/qmm_sweep.h"
@@ -30,7 +36,7 @@ static const tsr_device cpu = {TSR_CPU, 0}, gpu = {TSR_GPU, 0};
 typedef struct {
   void *x; /* row-major in x_shape, x's dtype */
   uint32_t *wq;
-  void *scales, *biases; /* the quantized w as the ops receive it (a scale poisoned or not) */
+  void *scales, *biases; /* the quantized w as the ops receive it (maybe a non-finite scale) */
   int64_t w_matrices, rows, per_row, words, groups;
   tsr_dtype scale_dtype;
   tsr_array *x_array, *wq_array, *scales_array, *biases_array, *lhs_array, *rhs_array;
@@ -157,11 +163,11 @@ static void quantize_w(rng *r, const sweep_case *c, sweep_data *d) {
 
 /* NaN or Inf in one x element, or a non-finite scale (affine NaN/Inf, nvfp4 0x7F NaN, E8M0 255
    +Inf) in one group. */
-static void poison_inputs(rng *r, const sweep_case *c, sweep_data *d, int64_t x_size) {
-  if (c->poison == NAN_X || c->poison == INF_X) {
-    float v = c->poison == NAN_X ? NAN : chance(r, 50) ? INFINITY : -INFINITY;
+static void nonfinite_inputs(rng *r, const sweep_case *c, sweep_data *d, int64_t x_size) {
+  if (c->nonfinite == NAN_X || c->nonfinite == INF_X) {
+    float v = c->nonfinite == NAN_X ? NAN : chance(r, 50) ? INFINITY : -INFINITY;
     storef(d->x, c->x_dtype, between(r, 0, x_size - 1), v);
-  } else if (c->poison == BAD_SCALE) {
+  } else if (c->nonfinite == BAD_SCALE) {
     int64_t at = between(r, 0, d->w_matrices * d->rows * d->groups - 1);
     if (c->mode == TSR_QUANT_AFFINE)
       storef(d->scales, c->w_dtype, at, chance(r, 50) ? NAN : INFINITY);
@@ -185,7 +191,7 @@ static void make_data(const sweep_case *c, sweep_data *d) {
   for (int64_t i = 0; i < x_size; i++)
     storef(d->x, c->x_dtype, i, (float)uniform(&r, -1, 1));
   quantize_w(&r, c, d);
-  poison_inputs(&r, c, d, x_size);
+  nonfinite_inputs(&r, c, d, x_size);
   int64_t pad[4] = {0, 0, 0, 0};
   for (int i = 0; c->offset_views && i < 4; i++)
     pad[i] = between(&r, 1, 3);
@@ -436,7 +442,7 @@ static void poison_self_test(uint64_t seed) {
   for (int64_t index = 0; checked < 6 && index < 1000; index++) {
     sweep_case c;
     draw_case(index, seed, &c);
-    if (c.poison != CLEAN || c.N < 2) continue;
+    if (c.nonfinite != CLEAN || c.N < 2) continue;
     sweep_data d;
     make_data(&c, &d);
     tsr_array *out = run_op(&c, &d, tsr_default_stream(cpu));
@@ -469,14 +475,14 @@ static void poison_self_test(uint64_t seed) {
 
 /* What the cases covered, printed at the end. */
 static struct {
-  int64_t layouts[6], specials, poisoned, strided_x, offset_views, index_dtypes[TSR_FLOAT32 + 1];
+  int64_t layouts[6], specials, nonfinite, strided_x, offset_views, index_dtypes[TSR_FLOAT32 + 1];
   int64_t qmv_m[9], qmm_m_over_64, k_tail16;
 } seen;
 
 static void note_coverage(const sweep_case *c) {
   seen.layouts[c->layout]++;
   seen.specials += *c->special != '\0';
-  seen.poisoned += c->poison != CLEAN;
+  seen.nonfinite += c->nonfinite != CLEAN;
   seen.strided_x += c->x_strided;
   seen.offset_views += c->offset_views;
   const sweep_index *sides[2] = {&c->lhs, &c->rhs};
@@ -505,7 +511,7 @@ static void print_summary(int64_t cases, uint64_t seed, double total_s, bool hav
       "; qmm M > 64: %lld; K = 16 mod 32: %lld; long K or grid-stride: %lld; strided x: %lld; "
       "operands at an offset: %lld; NaN/Inf inputs: %lld\n",
       (long long)seen.qmm_m_over_64, (long long)seen.k_tail16, (long long)seen.specials,
-      (long long)seen.strided_x, (long long)seen.offset_views, (long long)seen.poisoned);
+      (long long)seen.strided_x, (long long)seen.offset_views, (long long)seen.nonfinite);
   printf("index arrays: int32 %lld, int64 %lld, uint32 %lld, uint8 %lld, int8 %lld\n",
          (long long)seen.index_dtypes[TSR_INT32], (long long)seen.index_dtypes[TSR_INT64],
          (long long)seen.index_dtypes[TSR_UINT32], (long long)seen.index_dtypes[TSR_UINT8],
@@ -530,6 +536,66 @@ static void print_summary(int64_t cases, uint64_t seed, double total_s, bool hav
       }
 }
 
+/* ---- compiling ahead, in parallel ------------------------------------------------------------
+ * The library compiles a specialization on first use under one process-wide lock, so 207 NVRTC
+ * compiles in one process take minutes. Processes share the JIT disk cache (TSR_CACHE_DIR; an
+ * entry is written to a temporary file and renamed), so before the sweep `jobs` copies of this
+ * program (spawned afresh, TSR_SWEEP_WARM=j/jobs) each run the first case of every specialization
+ * s with s % jobs == j, on the GPU and the CPU with the same checks; the sweep then loads every
+ * module from the disk. Only an optimization: a copy that fails is reported and the sweep runs
+ * regardless (it meets the same failure itself). */
+
+extern char **environ;
+
+/* This program as the warm-up copy j of jobs: the first case of each of its specializations. */
+static void warm_up_share(uint64_t seed, int64_t cases, int job, int jobs, tsr_stream *gpu_stream) {
+  bool done[MAX_SPECS] = {false};
+  for (int64_t index = 0; index < cases; index++) {
+    sweep_case c;
+    draw_case(index, seed, &c);
+    if (c.spec % jobs != job || done[c.spec]) continue;
+    done[c.spec] = true;
+    run_case(&c, gpu_stream);
+  }
+}
+
+/* Spawns the copies and waits for them; returns how many failed. */
+static int warm_up(int jobs) {
+  pid_t pids[64];
+  int started = 0, failed = 0;
+  char *argv[] = {(char *)"test_qmm_sweep", NULL};
+  fflush(NULL); /* this process's lines first */
+  for (int j = 0; j < jobs; j++) {
+    char share[32];
+    snprintf(share, sizeof share, "%d/%d", j, jobs);
+    setenv("TSR_SWEEP_WARM", share, 1);
+    if (posix_spawn(&pids[started], "/proc/self/exe", NULL, NULL, argv, environ) == 0)
+      started++;
+    else
+      failed++;
+  }
+  unsetenv("TSR_SWEEP_WARM");
+  for (int j = 0; j < started; j++) {
+    int status = 0;
+    if (waitpid(pids[j], &status, 0) != pids[j] || !WIFEXITED(status) || WEXITSTATUS(status))
+      failed++;
+  }
+  return failed;
+}
+
+/* The copies to spawn: TSR_SWEEP_JOBS, else one per online core up to 16; 1 (none) when there is
+   no disk cache to share or the sweep is short. */
+static bool sweep_knob(const char *name, uint64_t min, uint64_t max, uint64_t *value);
+static int warm_up_jobs(uint64_t cases) {
+  uint64_t jobs = 0;
+  if (!sweep_knob("TSR_SWEEP_JOBS", 1, 64, &jobs)) {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    jobs = cores < 1 ? 1 : cores > 16 ? 16 : (uint64_t)cores;
+  }
+  if (!tsri_env()->cache_dir[0] || cases < 100) jobs = 1;
+  return (int)jobs;
+}
+
 /* A knob of this test: digits in [min, max], else the test fails naming it. */
 static bool sweep_knob(const char *name, uint64_t min, uint64_t max, uint64_t *value) {
   const char *v = getenv(name);
@@ -550,12 +616,27 @@ int main(void) {
   sweep_knob("TSR_SWEEP_SEED", 0, UINT64_MAX, &seed);
   bool just_one = sweep_knob("TSR_SWEEP_ONLY", 0, INT64_MAX, &only);
   build_specs();
+  const char *share = getenv("TSR_SWEEP_WARM");
+  int job = 0, jobs = 0;
+  if (share && sscanf(share, "%d/%d", &job, &jobs) == 2) { /* a warm-up copy (warm_up) */
+    if (have_gpu && jobs > 0 && job >= 0 && job < jobs)
+      warm_up_share(seed, (int64_t)cases, job, jobs, tsr_default_stream(gpu));
+    tsr_shutdown();
+    return 0;
+  }
   printf("%d kernel specializations in the table; %s\n", spec_count,
          have_gpu ? "GPU and CPU against float64" : "no GPU: the CPU against float64 only");
   poison_self_test(seed);
+  double t0 = now_s();
+  jobs = have_gpu && !just_one ? warm_up_jobs(cases) : 1;
+  if (jobs > 1) {
+    int failed = warm_up(jobs);
+    printf("warm-up: %d processes compiled the specializations into %s/kernels in %.1f s%s\n", jobs,
+           tsri_env()->cache_dir, now_s() - t0,
+           failed ? " (some failed: the sweep runs anyway)" : "");
+  }
   tsr_stream *gpu_stream = have_gpu ? tsr_default_stream(gpu) : NULL;
   int64_t first = just_one ? (int64_t)only : 0, end = just_one ? first + 1 : (int64_t)cases;
-  double t0 = now_s();
   for (int64_t index = first; index < end; index++) {
     sweep_case c;
     draw_case(index, seed, &c);
