@@ -2,12 +2,13 @@
  * and tsr_gather_qmm on the GPU and on the CPU over 10^4 generated geometries (TSR_SWEEP_CASES),
  * both against the float64 product of x and dequantize(w) within tests/quant/qmm_ref.h's derived
  * bound (quant-spec Part A §4). Each case draws one kernel specialization from a fixed table (so
- * the NVRTC compiles stay bounded, about 220), then M (1..8 decode, across the 64-row tile
- * beyond), N and K with partial tiles (nvfp4's K = 16 mod 32 included, now and then a K past
- * qmv's x tile), a batch layout (1-D x, batched x over a 2-D w, broadcast batches, a 2-D x over
- * a batched w, gathers with 1..16 experts, lhs and rhs indices of every integer dtype, sorted,
- * unsorted, repeated, strided, enough products for the grid-stride loops), float32/float16/
- * bfloat16 x and scales, a strided x, and NaN/Inf in x or a scale. w is quantized on the CPU.
+ * the NVRTC compiles stay bounded: 207, cuda/qmm_sweep.h), then M (1..8 decode, across the
+ * 64-row tile beyond), N and K with partial tiles (nvfp4's K = 16 mod 32 included, now and then a
+ * K past qmv's x tile), a batch layout (1-D x, batched x over a 2-D w, broadcast batches, a 2-D x
+ * over a batched w, gathers with 1..16 experts, lhs and rhs indices of every integer dtype,
+ * sorted, unsorted, repeated, strided, enough products for the grid-stride loops), float32/
+ * float16/bfloat16 x and scales, a strided x, operands at unaligned offsets, and NaN/Inf in x or
+ * a scale. w is quantized on the CPU (tsr_quantize) from groups of various kinds.
  *
  * The library's outputs are poisoned: this test sets TSR_DEBUG_POISON=1, so each CUDA output
  * starts as 0xFF bytes (NaN in every float dtype) and an element a kernel never writes fails its
@@ -496,7 +497,8 @@ static void note_coverage(const sweep_case *c) {
 static void print_summary(int64_t cases, uint64_t seed, double total_s, bool have_gpu) {
   printf(
       "%lld cases (TSR_SWEEP_SEED=%llu) in %.1f s: GPU ops %.1f s (%.1f s of it in the first "
-      "use of each specialization, its compile), CPU ops %.1f s, float64 products %.1f s\n",
+      "use of each specialization: its compile, or its load after the warm-up), CPU ops %.1f s, "
+      "float64 products %.1f s\n",
       (long long)cases, (unsigned long long)seed, total_s, timing.gpu_s, timing.first_use_s,
       timing.cpu_s, timing.oracle_s);
   if (have_gpu)
