@@ -9,6 +9,8 @@
 #
 #   CASES=300 (TSR_SWEEP_CASES of the sweep), SEED=1 (TSR_SWEEP_SEED),
 #   TOOLS="memcheck" (also racecheck, synccheck, initcheck), TESTS="test_qmm_sweep test_quant_gpu",
+#   DEVICE_TESTS="" (tests that use the default device, run with TSR_DEFAULT_DEVICE=gpu and
+#   TSR_SANITIZED=1, e.g. "test_qmm_geometry": Step 3's geometry cases on the GPU),
 #   SANITIZER_FLAGS="..." (more compute-sanitizer options).
 # The JIT disk cache makes a run after `make test-gpu` (or test_qmm_sweep alone) on the same
 # machine skip the compiles; the sweep's parallel warm-up is off here (TSR_SWEEP_JOBS=1), so that
@@ -24,8 +26,9 @@ out=${OUT:-$build/sanitize}
 mkdir -p "$out"
 log() { tee -a "$out/$1"; }
 tests=${TESTS:-test_qmm_sweep test_quant_gpu}
+device_tests=${DEVICE_TESTS:-}
 missing=""
-for t in $tests; do [ -x "$build/$t" ] || missing="$missing $t"; done
+for t in $tests $device_tests; do [ -x "$build/$t" ] || missing="$missing $t"; done
 if [ -n "$missing" ]; then
   {
     cmake -S . -B "$build" -DTSR_CUDA=ON -DTSR_WERROR=ON -DPKG_CONFIG_EXECUTABLE="$PKG_CONFIG_EXECUTABLE"
@@ -38,11 +41,13 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1 | log sanitize_summary.txt || true
 failed=0
 for tool in ${TOOLS:-memcheck}; do
-  for t in $tests; do
+  for t in $tests $device_tests; do
     start=$(date +%s)
     status=0
+    device=()
+    case " $device_tests " in *" $t "*) device=(TSR_DEFAULT_DEVICE=gpu TSR_SANITIZED=1) ;; esac
     # shellcheck disable=SC2086 # SANITIZER_FLAGS: one option per word
-    TSR_DEBUG_POISON=1 TSR_SWEEP_CASES=${CASES:-300} TSR_SWEEP_SEED=${SEED:-1} TSR_SWEEP_JOBS=1 \
+    env "${device[@]}" TSR_DEBUG_POISON=1 TSR_SWEEP_CASES=${CASES:-300} TSR_SWEEP_SEED=${SEED:-1} TSR_SWEEP_JOBS=1 \
       "$sanitizer" --tool "$tool" --error-exitcode 3 --print-limit 20 ${SANITIZER_FLAGS:-} \
       "./$build/$t" 2>&1 | log "sanitize_${tool}_$t.txt" || status=$?
     summary=$(grep -h "ERROR SUMMARY\|RACECHECK SUMMARY\|Device not supported" \

@@ -75,7 +75,7 @@ static tsr_array *transposed_view(const void *data, tsr_dtype dtype, int64_t row
   int64_t shape[2] = {cols, rows};
   tsr_array *stored = host_array(t, dtype, shape, 2), *view = NULL;
   free(t);
-  CHECK_OK(tsr_transpose(&view, stored, NULL, 0, NULL));
+  CHECK_OK(tsr_transpose(&view, stored, NULL, 0, tsr_default_stream(cpu)));
   tsr_array_release(stored);
   return view;
 }
@@ -94,8 +94,8 @@ static tsr_array *offset_array(const void *data, tsr_dtype dtype, const int64_t 
   memcpy(storage + (size_t)pad * e, data, (size_t)count * e);
   tsr_array *flat = host_array(storage, dtype, &all, 1), *tail = NULL, *view = NULL;
   free(storage);
-  CHECK_OK(tsr_slice(&tail, flat, &start, &all, NULL, 1, NULL));
-  CHECK_OK(tsr_reshape(&view, tail, shape, ndim, NULL));
+  CHECK_OK(tsr_slice(&tail, flat, &start, &all, NULL, 1, tsr_default_stream(cpu)));
+  CHECK_OK(tsr_reshape(&view, tail, shape, ndim, tsr_default_stream(cpu)));
   tsr_array_release(flat);
   tsr_array_release(tail);
   return view;
