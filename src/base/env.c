@@ -133,6 +133,14 @@ static void read_knobs(void) {
   if (v && *v) read_isa(v);
   v = getenv("TSR_KERNELS");
   if (v && *v) read_kernels(v);
+  v = getenv("TSR_DEBUG_POISON");
+  if (v && *v) {
+    uint64_t on = 0;
+    if (tsri_env_parse_u64(v, 0, 1, &on))
+      knobs.debug_poison = on == 1;
+    else
+      warn("TSR_DEBUG_POISON", v, "0 or 1", "ignored (no poisoning)");
+  }
   read_cache_dir();
 }
 

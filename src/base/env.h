@@ -43,6 +43,7 @@ typedef struct {
   tsri_env_isa cpu_isa;             /* TSR_CPU_ISA: avx512|avx2|scalar */
   char cpu_isa_text[16];            /* as given, for messages */
   tsri_env_kernels kernels;         /* TSR_KERNELS: auto|jit|aot */
+  bool debug_poison;                /* TSR_DEBUG_POISON=1: NaN-fill CUDA quantized ops' outputs */
   /* TSR_CACHE_DIR, else $XDG_CACHE_HOME/tessera (an absolute XDG_CACHE_HOME only, as the XDG
      spec says), else $HOME/.cache/tessera; "" when none of them is usable (no disk cache). */
   char cache_dir[TSRI_ENV_PATH_MAX];

@@ -1,6 +1,7 @@
 /* cuda/launch.c — kernel launches for ops (cuda/launch.h). */
 #include "cuda/launch.h"
 
+#include "base/env.h"
 #include "base/status.h"
 #include "core/stream.h"
 #include "cuda/modules.h"
@@ -23,6 +24,15 @@ tsr_status tsri_cuda_launch(const tsri_op *op, const char *kernel, const char *o
     err = cudaLaunchKernel((const void *)entry, grid, block, args, shared_bytes,
                            tsri_cuda_op_stream(op));
   return tsri_cuda_status(err, kernel);
+}
+
+tsr_status tsri_cuda_poison_output(const tsri_op *op) {
+  if (!tsri_env()->debug_poison || op->out_is_in0 || op->out.size == 0) return TSR_OK;
+  /* Core allocates a fresh output packed row-major from its offset (core/op.h). */
+  size_t bytes = (size_t)op->out.size * tsr_dtype_size(op->out.dtype);
+  return tsri_cuda_status(
+      cudaMemsetAsync(tsri_view_at(&op->out, op->out.offset), 0xff, bytes, tsri_cuda_op_stream(op)),
+      "TSR_DEBUG_POISON: filling an output with NaN");
 }
 
 unsigned tsri_cuda_blocks_for(int64_t n, unsigned block) {

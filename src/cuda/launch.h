@@ -22,6 +22,13 @@ cudaStream_t tsri_cuda_op_stream(const tsri_op *op);
  * TSR_ERR_DEVICE (or the module loader's status) with the message set on failure. */
 tsr_status tsri_cuda_launch(const tsri_op *op, const char *kernel, const char *options, dim3 grid,
                             dim3 block, size_t shared_bytes, void **args);
+/* TSR_DEBUG_POISON=1 (base/env.h): fills the op's output with 0xFF bytes on its stream, a NaN in
+ * every float dtype, so that an element its kernel leaves unwritten reads back as NaN and fails
+ * the tests that compare it (tests/cuda/test_qmm_sweep.c); unset or 0: does nothing. An output
+ * that is input 0's donated buffer is left alone (it holds values the op reads). Asynchronous on
+ * the op's stream; TSR_ERR_DEVICE with the message set when the memset cannot be queued. Called
+ * by the quantized ops (cuda/quant.c, cuda/qmm.c) before their launches. */
+tsr_status tsri_cuda_poison_output(const tsri_op *op);
 /* Blocks of `block` threads for a grid-stride loop over n items (at least 1, at most enough to
  * fill the GPU a few times over). */
 unsigned tsri_cuda_blocks_for(int64_t n, unsigned block);

@@ -262,6 +262,7 @@ static tsr_status cuda_qmm(const tsri_op *op) {
   qmm_run r = {0};
   tsr_status status = prepare(op, &o, &r);
   batch_init(&r.batch, &o, &p->g);
+  if (status == TSR_OK) status = tsri_cuda_poison_output(op);
   if (status == TSR_OK)
     status =
         p->transpose && p->g.m <= QMV_MAX_M ? launch_qmv(op, p, &o, &r) : launch_qmm(op, p, &o, &r);

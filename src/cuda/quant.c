@@ -47,6 +47,7 @@ static tsr_status cuda_quantize(const tsri_op *op) {
   if (q->has_global_scale) a.scale_enc = TSRI_QF_NVFP4_SCALE_NUMERATOR / q->global_scale;
   tsri_cuda_packed src;
   tsr_status status = tsri_cuda_packed_get(op, w, "quantize", &src);
+  if (status == TSR_OK) status = tsri_cuda_poison_output(op);
   if (status == TSR_OK) {
     char options[128];
     snprintf(options, sizeof options,
@@ -80,6 +81,7 @@ static tsr_status cuda_dequantize(const tsri_op *op) {
   if (status == TSR_OK) status = tsri_cuda_packed_get(op, scales, "dequantize", &packed_scales);
   if (status == TSR_OK && biases)
     status = tsri_cuda_packed_get(op, biases, "dequantize", &packed_biases);
+  if (status == TSR_OK) status = tsri_cuda_poison_output(op);
   if (status == TSR_OK) {
     char options[160];
     snprintf(options, sizeof options,

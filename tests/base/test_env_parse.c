@@ -146,6 +146,12 @@ static void child_kernels_auto(void) {
 static void child_kernels_aot(void) {
   if (tsri_env()->kernels != TSRI_ENV_KERNELS_AOT) exit(3);
 }
+static void child_poison_off(void) {
+  if (tsri_env()->debug_poison) exit(3);
+}
+static void child_poison_on(void) {
+  if (!tsri_env()->debug_poison) exit(3);
+}
 static void child_cache_dir_given(void) {
   if (strcmp(tsri_env()->cache_dir, "/var/cache/x") != 0) exit(3);
 }
@@ -239,6 +245,10 @@ static void test_knobs(void) {
   expect_warning("TSR_KERNELS", "JIT", child_kernels_auto);
   expect_warning("TSR_KERNELS", "aot ", child_kernels_auto);
   expect_silence("TSR_KERNELS", "aot", child_kernels_aot);
+  expect_warning("TSR_DEBUG_POISON", "2", child_poison_off);
+  expect_warning("TSR_DEBUG_POISON", "yes", child_poison_off);
+  expect_silence("TSR_DEBUG_POISON", "0", child_poison_off);
+  expect_silence("TSR_DEBUG_POISON", "1", child_poison_on);
   expect_silence("TSR_CACHE_DIR", "/var/cache/x", child_cache_dir_given);
   static char long_dir[1100];
   memset(long_dir, 'd', sizeof long_dir - 1);

@@ -8,7 +8,8 @@
  * threshold 8 and of the 64-row tile, N and K tails including nvfp4's K = 16 mod 32, batch
  * broadcasting, a 1-D x, a strided x, gathered lhs and strided rhs indices, NaN/Inf in x and in a
  * scale; within qmm_ref.h's derived bound) and the index-out-of-range errors (the CPU's status
- * and message). Without a usable GPU: one skip line. */
+ * and message). Every GPU output is poisoned first (TSR_DEBUG_POISON=1, set here). Without a
+ * usable GPU: one skip line. The randomized sweep is test_qmm_sweep.c. */
 #include "quant/qmm_ref.h"
 
 static const tsr_device cpu = {TSR_CPU, 0}, gpu = {TSR_GPU, 0};
@@ -542,6 +543,9 @@ static int index_errors(void) {
 }
 
 int main(void) {
+  /* Before the library reads its knobs: every GPU output starts as NaN (0xFF bytes), so an element
+     a kernel leaves unwritten fails the comparisons below instead of reading a stale value. */
+  setenv("TSR_DEBUG_POISON", "1", 1);
   if (tsr_device_count(TSR_GPU) < 1) {
     printf("skip: no usable GPU\n");
     return 0;
