@@ -1,20 +1,22 @@
 /* cuda/qmm.c — quantized_matmul and gather_qmm on the GPU, under the geometry ops/quant_matmul.h
- * derived: for decode (transpose, M <= 8) the warp-per-columns kernel cuda/kernels/qmv.cuh, for
- * everything else the tiled cuda/kernels/qmm.cuh; both accumulate in float32 and round once to
- * the output dtype (quant-spec Part A §4; the CPU reference is cpu/qmm.c). x, w_q, scales and
- * biases are gathered packed when strided (cuda/packed.h); the index arrays are read where they
- * lie, any integer dtype and layout.
+ * derived: affine 4- and 8-bit transposed products against bfloat16 x on the tensor cores
+ * (cuda/kernels/qmma.cuh, any M); otherwise for decode (transpose, M <= 8) the warp-per-columns
+ * kernel cuda/kernels/qmv.cuh, for everything else the tiled cuda/kernels/qmm.cuh; all accumulate
+ * in float32 and round once to the output dtype (quant-spec Part A §4; the CPU reference is
+ * cpu/qmm.c). x, w_q, scales and biases are gathered packed when strided (cuda/packed.h); the
+ * index arrays are read where they lie, any integer dtype and layout.
  *
  * Which matrices each product uses is resolved in the kernels (cuda/kernels/qmm_batch.cuh). A
  * gather's index out of range leaves its product unwritten and records the first such batch
  * position per side in a device flag; after the kernel this file reads the flag back (waiting for
  * the stream: a gather_qmm synchronizes) and fails the op with the CPU's message, lhs_indices
  * before rhs_indices. quantized_matmul's indices are positions in shapes the op checked, so it
- * never waits. Not the tensor-core kernels (later). */
+ * never waits. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/quant_format.h"
 #include "base/shape.h"
 #include "base/status.h"
 #include "core/stream.h"
@@ -27,6 +29,7 @@
 #define QMV_MAX_M 8
 #define QMV_WARPS 8 /* qmv.cuh's WARPS and COLS */
 #define QMV_COLS 4
+#define QMMA_WARPS 8    /* qmma.cuh's WARPS */
 #define QMM_THREADS 256 /* qmm.cuh's THREADS, BM and BN */
 #define QMM_TILE 64
 
@@ -53,6 +56,12 @@ typedef struct {
   int64_t n, k, w_rows, w_words, groups, col_blocks, blocks;
   int vector_loads, unused;
 } qmv_args;
+
+/* Mirrors struct tsr_qmma_args in qmma.cuh. */
+typedef struct {
+  int64_t m, n, k, w_rows, w_words, groups, n_blocks, m_blocks, blocks;
+  int vector_scales, unused;
+} qmma_args;
 
 /* Mirrors struct tsr_qmm_args in qmm.cuh. */
 typedef struct {
@@ -142,6 +151,52 @@ static tsr_status launch_qmv(const tsri_op *op, const tsri_qmm_params *p,
   snprintf(extra, sizeof extra, "-DTSR_QMV_M=%d", (int)g->m);
   format_options(options, sizeof options, p, o, op, extra);
   return launch_product(op, r, "qmv", options, &a, a.blocks, QMV_WARPS * 32);
+}
+
+/* The tensor-core kernel takes affine 4- and 8-bit weights in groups of 32, 64 or 128,
+   transposed, against bfloat16 x, with w and x on 16-byte boundaries (its vector loads). */
+static bool qmma_fits(const tsri_qmm_params *p, const tsri_qmm_operands *o, const qmm_run *r) {
+  return p->transpose && p->mode == TSRI_QF_AFFINE && (p->bits == 4 || p->bits == 8) &&
+         (p->group_size == 32 || p->group_size == 64 || p->group_size == 128) &&
+         o->x->dtype == TSR_BFLOAT16 && o->biases && (uintptr_t)r->x.data % 16 == 0 &&
+         (uintptr_t)r->w.data % 16 == 0;
+}
+
+/* qmma.cuh's UNROLL: the groups a warp loads at once (about 8 words of codes per row). */
+static int qmma_unroll(int bits, int group_size) {
+  int words = group_size * bits / 128;
+  return words >= 8 ? 1 : 8 / words;
+}
+
+/* Whether every run of `unroll` scale (and bias) entries of every row starts on a boundary its
+   vector load needs (the run's bytes, at most 16). */
+static bool qmma_vector_scales(const tsri_qmm_operands *o, const qmm_run *r, int64_t groups,
+                               int unroll) {
+  size_t entry = tsr_dtype_size(o->scales->dtype), run = (size_t)unroll * entry;
+  size_t align = run < 4 ? entry : run > 16 ? 16 : run;
+  return (uintptr_t)r->scales.data % align == 0 && (uintptr_t)r->biases.data % align == 0 &&
+         ((size_t)groups * entry) % align == 0;
+}
+
+static tsr_status launch_qmma(const tsri_op *op, const tsri_qmm_params *p,
+                              const tsri_qmm_operands *o, qmm_run *r) {
+  const tsri_qmm_geometry *g = &p->g;
+  /* x tiles of 8 rows per block: one for decode; up to 8 so a block's weights serve 64 rows */
+  int tiles = g->m <= 8 ? 1 : g->m <= 16 ? 2 : g->m <= 32 ? 4 : 8;
+  qmma_args a = {.m = g->m,
+                 .n = g->n,
+                 .k = g->k,
+                 .w_rows = g->w_rows,
+                 .w_words = g->w_words,
+                 .groups = g->groups,
+                 .n_blocks = (g->n + 15) / 16,
+                 .m_blocks = (g->m + 8 * tiles - 1) / (8 * tiles)};
+  a.blocks = g->batch_count * a.n_blocks * a.m_blocks;
+  a.vector_scales = qmma_vector_scales(o, r, g->groups, qmma_unroll(p->bits, p->group_size));
+  char extra[24], options[224];
+  snprintf(extra, sizeof extra, "-DTSR_QMMA_MT=%d", tiles);
+  format_options(options, sizeof options, p, o, op, extra);
+  return launch_product(op, r, "qmma", options, &a, a.blocks, QMMA_WARPS * 32);
 }
 
 static tsr_status launch_qmm(const tsri_op *op, const tsri_qmm_params *p,
@@ -263,9 +318,14 @@ static tsr_status cuda_qmm(const tsri_op *op) {
   tsr_status status = prepare(op, &o, &r);
   batch_init(&r.batch, &o, &p->g);
   if (status == TSR_OK) status = tsri_cuda_poison_output(op);
-  if (status == TSR_OK)
-    status =
-        p->transpose && p->g.m <= QMV_MAX_M ? launch_qmv(op, p, &o, &r) : launch_qmm(op, p, &o, &r);
+  if (status == TSR_OK) {
+    if (qmma_fits(p, &o, &r))
+      status = launch_qmma(op, p, &o, &r);
+    else if (p->transpose && p->g.m <= QMV_MAX_M)
+      status = launch_qmv(op, p, &o, &r);
+    else
+      status = launch_qmm(op, p, &o, &r);
+  }
   if (r.flags) {
     if (status == TSR_OK) {
       status = check_indices(op, &o, &r);
