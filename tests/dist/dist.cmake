@@ -1,0 +1,31 @@
+# tests/dist/ — the distributed tests. test_group_*.c run as one plain process (local groups, a
+# launch without mpirun); test_mpi_*.c run under mpirun with 2 and with 4 ranks (oversubscribed
+# on small machines), each rank a process of the test, the test passing when every rank exits 0
+# and none printed a failed check. Included from CMakeLists.txt.
+file(GLOB _dist_tests CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/tests/dist/test_*.c")
+# Tests that exercise threads; `make tsan` runs these (label concurrency).
+set(TSR_DIST_CONCURRENCY_TESTS test_mpi_spi)
+set(TSR_MPIRUN ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe)
+foreach(_src IN LISTS _dist_tests)
+  get_filename_component(_name ${_src} NAME_WE)
+  add_executable(${_name} ${_src})
+  target_include_directories(${_name} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+  target_compile_options(${_name} PRIVATE ${TSR_WARNINGS})
+  target_compile_definitions(${_name} PRIVATE _GNU_SOURCE)
+  target_link_libraries(${_name} PRIVATE tessera MPI::MPI_C Threads::Threads m)
+  set(_labels unit dist)
+  if(_name IN_LIST TSR_DIST_CONCURRENCY_TESTS)
+    list(APPEND _labels concurrency)
+  endif()
+  if(_name MATCHES "^test_mpi_")
+    foreach(_np 2 4)
+      add_test(NAME ${_name}_np${_np}
+        COMMAND ${TSR_MPIRUN} -np ${_np} $<TARGET_FILE:${_name}>)
+      set_tests_properties(${_name}_np${_np} PROPERTIES TIMEOUT 180 LABELS "${_labels}"
+        FAIL_REGULAR_EXPRESSION "check failed;MPI_ABORT;ERROR: AddressSanitizer;WARNING: ThreadSanitizer")
+    endforeach()
+  else()
+    add_test(NAME ${_name} COMMAND ${_name})
+    set_tests_properties(${_name} PROPERTIES TIMEOUT 120 LABELS "${_labels}")
+  endif()
+endforeach()
