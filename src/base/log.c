@@ -5,7 +5,9 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/env.h"
 #include "tessera/base.h"
@@ -43,7 +45,9 @@ void tsri_log(tsri_log_level level, const char *fmt, ...) {
   pthread_mutex_lock(&log_mutex);
   tsr_log_fn callback = log_callback;
   void *ctx = log_callback_ctx;
-  snprintf(line, sizeof line, "%s%s", rank_tag, text);
+  /* a text that already starts with this rank's tag (a collective's error message) keeps one */
+  bool tagged = rank_tag[0] && strncmp(text, rank_tag, strlen(rank_tag)) == 0;
+  snprintf(line, sizeof line, "%s%s", tagged ? "" : rank_tag, text);
   pthread_mutex_unlock(&log_mutex);
   if (callback)
     callback((tsr_log_level)level, line, ctx);

@@ -216,9 +216,9 @@ tsr_status tsri_group_wait_turn(tsr_group *g, uint64_t ticket, const char *what)
   if (broken) return tsri_group_check_usable(g, what);
   char tag[32], reason[TSR_ERROR_MAX];
   snprintf(reason, sizeof reason,
-           "%s: %s call %" PRIu64 " of this group waited %g s for call %" PRIu64
+           "%s %s: call %" PRIu64 " of this group waited %g s for call %" PRIu64
            " to move its data; the group is now broken",
-           what, tsri_group_tag(g, tag), ticket + 1, seconds, done + 1);
+           tsri_group_tag(g, tag), what, ticket + 1, seconds, done + 1);
   tsri_group_break(g, reason);
   return tsri_error(TSR_ERR_DIST, "%s", reason);
 }

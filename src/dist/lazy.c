@@ -30,8 +30,8 @@ static tsr_status move(tsr_group *g, const tsri_op *op, uint64_t ticket, const c
                                       timeout_s);
   if (status != TSR_OK) { /* the ranks may be part-way through it: nothing after it is safe */
     char tag[32], reason[TSR_ERROR_MAX];
-    snprintf(reason, sizeof reason, "%s: %s %s; the group is now broken", what,
-             tsri_group_tag(g, tag), tsr_last_error());
+    snprintf(reason, sizeof reason, "%s %s: %s; the group is now broken", tsri_group_tag(g, tag),
+             what, tsr_last_error());
     tsri_group_break(g, reason);
     status = tsri_error(status, "%s", reason);
   }

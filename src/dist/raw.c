@@ -35,8 +35,8 @@ static void move_raw(void *ctx) {
                                    tsri_group_timeout(g));
     if (status != TSR_OK) {
       char tag[32], reason[TSR_ERROR_MAX];
-      snprintf(reason, sizeof reason, "%s: %s %s; the group is now broken", WHAT,
-               tsri_group_tag(g, tag), tsr_last_error());
+      snprintf(reason, sizeof reason, "%s %s: %s; the group is now broken", tsri_group_tag(g, tag),
+               WHAT, tsr_last_error());
       tsri_group_break(g, reason);
     }
     tsri_group_turn_done(g);

@@ -47,9 +47,9 @@ static tsr_status compare(const tsr_group *g, const char *what, const tsri_seal_
     if (r == g->rank && mine->op == TSRI_SEAL_REFUSED) continue; /* the caller reports its own */
     char tag[32], mine_text[128], theirs_text[128];
     return tsri_error(TSR_ERR_DIST,
-                      "%s: %s the ranks disagree: this rank has %s, rank %d has %s; nothing "
+                      "%s %s: the ranks disagree: this rank has %s, rank %d has %s; nothing "
                       "moved and the group is still usable",
-                      what, tsri_group_tag(g, tag), describe(mine, mine_text, sizeof mine_text), r,
+                      tsri_group_tag(g, tag), what, describe(mine, mine_text, sizeof mine_text), r,
                       describe(&all[r], theirs_text, sizeof theirs_text));
   }
   return TSR_OK;
@@ -64,18 +64,21 @@ static tsr_status exchange(tsr_group *g, const char *what, tsri_seal_call *mine,
   if (status == TSR_ERR_DIST && absent >= 0) {
     char tag[32], text[128], reason[TSR_ERROR_MAX];
     snprintf(reason, sizeof reason,
-             "%s: %s rank %d did not arrive within %g s for the call %s; the group is now broken",
-             what, tsri_group_tag(g, tag), absent, timeout_s, describe(mine, text, sizeof text));
+             "%s %s: rank %d did not arrive within %g s for the call %s; the group is now broken",
+             tsri_group_tag(g, tag), what, absent, timeout_s, describe(mine, text, sizeof text));
     tsri_group_break(g, reason);
     return tsri_error(TSR_ERR_DIST, "%s", reason);
   }
   if (status != TSR_OK) { /* the transport failed under us: nothing can be trusted after it */
-    char reason[TSR_ERROR_MAX];
-    snprintf(reason, sizeof reason, "%s", tsr_last_error());
+    char tag[32], reason[TSR_ERROR_MAX];
+    snprintf(reason, sizeof reason, "%s %s; the group is now broken", tsri_group_tag(g, tag),
+             tsr_last_error());
     tsri_group_break(g, reason);
     return tsri_error(status, "%s", reason);
   }
-  return compare(g, what, all);
+  status = compare(g, what, all);
+  if (status != TSR_OK) tsri_log(TSRI_LOG_WARN, "%s", tsr_last_error());
+  return status;
 }
 
 tsr_status tsri_seal(tsr_group *g, const char *what, tsri_seal_op op, uint64_t count,
@@ -96,7 +99,6 @@ tsr_status tsri_seal(tsr_group *g, const char *what, tsri_seal_op op, uint64_t c
   }
   pthread_mutex_unlock(&g->seal_mutex);
   free(all);
-  if (status == TSR_ERR_DIST) tsri_log(TSRI_LOG_WARN, "%s", tsr_last_error());
   return status;
 }
 
