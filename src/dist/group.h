@@ -33,6 +33,11 @@ typedef struct {
 /* How a group moves bytes. Every function blocks until done, an error, or the timeout. */
 typedef struct tsri_transport {
   const char *name;
+  /* float16/bfloat16 sums travel and accumulate in float32 (else they are refused) */
+  bool sums_halves;
+  /* all_sum/all_gather enqueue on the stream's native queue (CUDA) and return at once, called on
+     the thread that makes the call; else they block and run where the stream runs host work */
+  bool stream_ordered;
   /* Every rank's call into all[0..size) (all[rank] = *mine). Returns TSR_OK, or TSR_ERR_DIST with
      *absent = the first rank that did not arrive within timeout_s (0 = forever; the message set),
      or another error with the message set. */

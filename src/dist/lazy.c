@@ -79,6 +79,12 @@ static tsr_status check_args(const char *what, tsri_primitive primitive, tsr_arr
     return tsri_error(TSR_ERR_INVALID,
                       "%s: dtype %s is not summed (float32, float16, bfloat16, int32, int64)", what,
                       tsr_dtype_name(x->dtype));
+  if ((x->dtype == TSR_FLOAT16 || x->dtype == TSR_BFLOAT16) && primitive == TSRI_PRIM_ALL_SUM &&
+      !g->transport->sums_halves)
+    return tsri_error(TSR_ERR_UNSUPPORTED,
+                      "%s: a %s group does not sum %s yet (the float32 accumulation the sum "
+                      "promises is not implemented there)",
+                      what, g->transport->name, tsr_dtype_name(x->dtype));
   return tsri_group_check_usable(g, what);
 }
 

@@ -42,6 +42,7 @@ static bool local_runs_on(const tsr_group *g, tsr_device d) {
 }
 
 const tsri_transport tsri_local_transport = {.name = "local",
+                                             .sums_halves = true,
                                              .exchange = local_exchange,
                                              .all_sum = local_all_sum,
                                              .all_gather = local_all_gather,

@@ -51,12 +51,11 @@ static void abandon(MPI_Request *requests, int count) {
   }
 }
 
-static tsr_status mpi_exchange(tsr_group *g, const tsri_seal_call *mine, tsri_seal_call *all,
-                               double timeout_s, int *absent) {
+tsr_status tsri_mpi_exchange(MPI_Comm comm, const tsr_group *g, const tsri_seal_call *mine,
+                             tsri_seal_call *all, double timeout_s, int *absent) {
   int peers = g->size - 1, n = 0, pending = 0;
   MPI_Request *requests = malloc(2 * (size_t)peers * sizeof *requests);
   if (!requests) return tsri_error(TSR_ERR_NOMEM, "seal: out of host memory");
-  MPI_Comm comm = ctx_of(g)->seal_comm;
   int code = MPI_SUCCESS;
   for (int r = 0; r < g->size && code == MPI_SUCCESS; r++) /* receives first: no unexpected */
     if (r != g->rank) code = MPI_Irecv(&all[r], 4, MPI_UINT64_T, r, SEAL_TAG, comm, &requests[n++]);
@@ -71,6 +70,11 @@ static tsr_status mpi_exchange(tsr_group *g, const tsri_seal_call *mine, tsri_se
   }
   free(requests);
   return status;
+}
+
+static tsr_status mpi_exchange(tsr_group *g, const tsri_seal_call *mine, tsri_seal_call *all,
+                               double timeout_s, int *absent) {
+  return tsri_mpi_exchange(ctx_of(g)->seal_comm, g, mine, all, timeout_s, absent);
 }
 
 /* ---- the data ------------------------------------------------------------------------------ */
@@ -192,22 +196,27 @@ static bool mpi_runs_on(const tsr_group *g, tsr_device d) {
 }
 
 const tsri_transport tsri_mpi_transport = {.name = "mpi",
+                                           .sums_halves = true,
                                            .exchange = mpi_exchange,
                                            .all_sum = mpi_all_sum,
                                            .all_gather = mpi_all_gather,
                                            .destroy = mpi_destroy,
                                            .runs_on = mpi_runs_on};
 
+tsr_status tsri_mpi_comm_dup(MPI_Comm *out) {
+  int code = MPI_Comm_dup(MPI_COMM_WORLD, out);
+  if (code == MPI_SUCCESS) code = MPI_Comm_set_errhandler(*out, MPI_ERRORS_RETURN);
+  return code == MPI_SUCCESS ? TSR_OK : mpi_failed("group_init", code);
+}
+
 tsr_status tsri_mpi_transport_ctx(void **out) {
   mpi_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return tsri_error(TSR_ERR_NOMEM, "group_init: out of host memory");
-  int code = MPI_Comm_dup(MPI_COMM_WORLD, &ctx->seal_comm);
-  if (code == MPI_SUCCESS) code = MPI_Comm_dup(MPI_COMM_WORLD, &ctx->data_comm);
-  if (code == MPI_SUCCESS) code = MPI_Comm_set_errhandler(ctx->seal_comm, MPI_ERRORS_RETURN);
-  if (code == MPI_SUCCESS) code = MPI_Comm_set_errhandler(ctx->data_comm, MPI_ERRORS_RETURN);
-  if (code != MPI_SUCCESS) {
+  tsr_status status = tsri_mpi_comm_dup(&ctx->seal_comm);
+  if (status == TSR_OK) status = tsri_mpi_comm_dup(&ctx->data_comm);
+  if (status != TSR_OK) {
     free(ctx); /* a failed dup is a broken MPI job: what it holds is left to MPI */
-    return mpi_failed("group_init", code);
+    return status;
   }
   *out = ctx;
   return TSR_OK;

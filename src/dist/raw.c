@@ -24,25 +24,32 @@ typedef struct {
   tsri_stream *stream;
 } raw_sum;
 
-/* On the stream's worker: nobody waits for a status here, so a failure breaks the group (the next
-   call reports it) and is logged with this rank's tag. */
-static void move_raw(void *ctx) {
-  raw_sum *job = ctx;
+/* Moves the data of a sealed call once its turn has come; a failure breaks the group (the ranks
+   may be part-way through it) and is logged with this rank's tag. */
+static tsr_status move(raw_sum *job) {
   tsr_group *g = job->group;
   tsr_status status = tsri_group_wait_turn(g, job->ticket, WHAT);
-  if (status == TSR_OK) {
-    status = g->transport->all_sum(g, job->send, job->recv, job->count, job->dtype, job->stream,
-                                   tsri_group_timeout(g));
-    if (status != TSR_OK) {
-      char tag[32], reason[TSR_ERROR_MAX];
-      snprintf(reason, sizeof reason, "%s %s: %s; the group is now broken", tsri_group_tag(g, tag),
-               WHAT, tsr_last_error());
-      tsri_group_break(g, reason);
-    }
-    tsri_group_turn_done(g);
+  if (status != TSR_OK) return status;
+  status = g->transport->all_sum(g, job->send, job->recv, job->count, job->dtype, job->stream,
+                                 tsri_group_timeout(g));
+  if (status != TSR_OK) {
+    char tag[32], reason[TSR_ERROR_MAX];
+    snprintf(reason, sizeof reason, "%s %s: %s; the group is now broken", tsri_group_tag(g, tag),
+             WHAT, tsr_last_error());
+    tsri_group_break(g, reason);
+    status = tsri_error(status, "%s", reason);
   }
+  tsri_group_turn_done(g);
+  return status;
+}
+
+/* On the stream's worker: nobody waits for a status here, so a failure only breaks the group
+   (the next call reports it). */
+static void move_raw(void *ctx) {
+  raw_sum *job = ctx;
+  move(job);
   tsri_stream_release(job->stream);
-  tsri_group_release(g);
+  tsri_group_release(job->group);
 }
 
 /* Local checks; TSR_OK or the error (message set) this rank will report after the seal. */
@@ -55,6 +62,11 @@ static tsr_status check_local(tsr_group *g, const void *send, void *recv, size_t
     return tsri_error(TSR_ERR_INVALID,
                       "%s: dtype %s is not summed (float32, float16, bfloat16, int32, int64)", WHAT,
                       tsr_dtype_name(dtype));
+  if ((dtype == TSR_FLOAT16 || dtype == TSR_BFLOAT16) && !g->transport->sums_halves)
+    return tsri_error(TSR_ERR_UNSUPPORTED,
+                      "%s: a %s group does not sum %s yet (the float32 accumulation the sum "
+                      "promises is not implemented there)",
+                      WHAT, g->transport->name, tsr_dtype_name(dtype));
   if (!g->transport->runs_on(g, s->device)) {
     char name[16];
     return tsri_error(TSR_ERR_INVALID, "%s: a %s group cannot use memory of %s (the stream's)",
@@ -95,7 +107,10 @@ static tsr_status sealed_sum(tsr_group *g, const void *send, void *recv, size_t 
     return refuse(g, tsri_error(TSR_ERR_NOMEM, "%s: out of host memory", WHAT), count, dtype);
   *job = (raw_sum){.group = g, .send = send, .recv = recv, .count = count, .dtype = dtype};
   tsr_status status = tsri_seal(g, WHAT, TSRI_SEAL_SUM, count, dtype, &job->ticket);
-  if (status == TSR_OK) {
+  if (status == TSR_OK && g->transport->stream_ordered) { /* NCCL: enqueued on s's queue now */
+    job->stream = s;
+    status = move(job);
+  } else if (status == TSR_OK) {
     tsri_group_retain(g);
     status = enqueue(job, tsri_stream_retain(s));
     if (status == TSR_OK) return TSR_OK; /* the task owns job, its stream and group references */

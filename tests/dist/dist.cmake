@@ -17,8 +17,12 @@ foreach(_src IN LISTS _dist_tests)
   if(_name IN_LIST TSR_DIST_CONCURRENCY_TESTS)
     list(APPEND _labels concurrency)
   endif()
+  set(_ranks 2 4)
+  if(_name STREQUAL "test_mpi_nccl") # one GPU per rank: a one-GPU machine runs the 1-rank case
+    set(_ranks 1 2)
+  endif()
   if(_name MATCHES "^test_mpi_")
-    foreach(_np 2 4)
+    foreach(_np IN LISTS _ranks)
       add_test(NAME ${_name}_np${_np}
         COMMAND ${TSR_MPIRUN} -np ${_np} $<TARGET_FILE:${_name}>)
       set_tests_properties(${_name}_np${_np} PROPERTIES TIMEOUT 180 LABELS "${_labels}"
