@@ -7,10 +7,11 @@
  *
  * libnccl is opened at run time (dlopen "libnccl.so.2"), so the library never links it and a
  * machine without it gets TSR_ERR_UNSUPPORTED from "nccl" instead of failing to load tessera.
- * Not done here yet: float16/bfloat16 sums (NCCL would accumulate them in half precision; the
- * float32 accumulation tessera promises needs a conversion on the device), and a deadline on
- * the device-side data movement (a rank that vanishes after the seal stalls its stream; after a
- * broken group the communicator is aborted, not destroyed). */
+ * float16/bfloat16 sums are widened to float32 on the device by the CUDA backend's own astype
+ * kernel (the CPU's rounding rules), summed there and rounded once on the way back, through a
+ * staging buffer on the ledger released in stream order. Not done here: a deadline on the
+ * device-side data movement (a rank that vanishes after the seal stalls its stream; a broken
+ * group's communicator is aborted, not destroyed, when it is freed). */
 #include "dist/nccl_transport.h"
 
 #include <dlfcn.h>
@@ -18,8 +19,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "core/backend.h"
 #include "core/stream.h"
 #include "cuda/runtime.h"
+#include "memory/buffer.h"
 #include "dist/mpi_runtime.h"
 #include "dist/transport.h"
 #include "tessera/device.h"
@@ -103,9 +106,60 @@ static cudaStream_t native_of(struct tsri_stream *s) {
   return (cudaStream_t)s->iface->native(s);
 }
 
+/* Half-precision sums go through float32 staging of at most this many elements (64 MiB). */
+#define STAGE_ELEMS ((uint64_t)1 << 24)
+
+/* A packed 1-D view of n elements of dtype at data. */
+static tsri_view flat_view(void *data, tsr_dtype dtype, uint64_t n) {
+  tsri_view v = {.data = data, .dtype = dtype, .ndim = 1, .size = (int64_t)n};
+  v.shape[0] = (int64_t)n;
+  v.strides[0] = 1;
+  return v;
+}
+
+/* The GPU backend's astype of n elements from `from` to `to`, enqueued on s. */
+static tsr_status convert(struct tsri_stream *s, const tsri_view *from, const tsri_view *to) {
+  const tsri_backend *gpu = tsri_backend_for(TSR_GPU);
+  tsri_op op = {.primitive = TSRI_PRIM_ASTYPE, .ninputs = 1, .device = s->device, .stream = s};
+  op.in[0] = *from;
+  op.out = *to;
+  if (!gpu || !gpu->kernels[TSRI_PRIM_ASTYPE])
+    return tsri_error(TSR_ERR_UNSUPPORTED, "all_sum: no GPU astype kernel in this build");
+  return gpu->kernels[TSRI_PRIM_ASTYPE](&op);
+}
+
+static void release_stage(void *buffer) {
+  tsri_buffer_release(buffer);
+}
+
+/* float16/bfloat16: each chunk widened into float32 staging, summed there, rounded into recv. */
+static tsr_status sum_half(tsr_group *g, const void *send, void *recv, uint64_t count,
+                           tsr_dtype dtype, struct tsri_stream *s) {
+  uint64_t stage_elems = count < STAGE_ELEMS ? count : STAGE_ELEMS;
+  tsri_buffer *stage = NULL;
+  tsr_status status = tsri_buffer_alloc(s->device, stage_elems * sizeof(float), &stage);
+  for (uint64_t at = 0; at < count && status == TSR_OK; at += stage_elems) {
+    uint64_t n = count - at < stage_elems ? count - at : stage_elems;
+    tsri_view half_in = flat_view((char *)send + at * 2, dtype, n);
+    tsri_view wide = flat_view(stage->data, TSR_FLOAT32, n);
+    tsri_view half_out = flat_view((char *)recv + at * 2, dtype, n);
+    status = convert(s, &half_in, &wide);
+    if (status != TSR_OK) break;
+    ncclResult_t result = api.all_reduce(stage->data, stage->data, (size_t)n, ncclFloat32, ncclSum,
+                                         ctx_of(g)->comm, native_of(s));
+    status = result == ncclSuccess ? convert(s, &wide, &half_out) : nccl_failed("all_sum", result);
+  }
+  /* the staging goes back once the stream has passed the last use */
+  if (stage) s->iface->after_current(s, release_stage, stage);
+  return status;
+}
+
 static tsr_status nccl_all_sum(tsr_group *g, const void *send, void *recv, uint64_t count,
                                tsr_dtype dtype, struct tsri_stream *s, double timeout_s) {
   (void)timeout_s;
+  if (count == 0) return TSR_OK;
+  if (dtype == TSR_FLOAT16 || dtype == TSR_BFLOAT16)
+    return sum_half(g, send, recv, count, dtype, s);
   ncclDataType_t type;
   if (!nccl_type(dtype, &type))
     return tsri_error(TSR_ERR_UNSUPPORTED, "all_sum: NCCL sums of %s are not implemented",
@@ -139,7 +193,7 @@ static bool nccl_runs_on(const tsr_group *g, tsr_device d) {
 }
 
 static const tsri_transport nccl_transport = {.name = "nccl",
-                                              .sums_halves = false,
+                                              .sums_halves = true,
                                               .stream_ordered = true,
                                               .exchange = nccl_exchange,
                                               .all_sum = nccl_all_sum,

@@ -106,11 +106,17 @@ static tsr_status sealed_sum(tsr_group *g, const void *send, void *recv, size_t 
   if (!job)
     return refuse(g, tsri_error(TSR_ERR_NOMEM, "%s: out of host memory", WHAT), count, dtype);
   *job = (raw_sum){.group = g, .send = send, .recv = recv, .count = count, .dtype = dtype};
-  tsr_status status = tsri_seal(g, WHAT, TSRI_SEAL_SUM, count, dtype, &job->ticket);
-  if (status == TSR_OK && g->transport->stream_ordered) { /* NCCL: enqueued on s's queue now */
+  if (g->transport->stream_ordered) { /* NCCL: sealed and enqueued on s's queue at once */
     job->stream = s;
-    status = move(job);
-  } else if (status == TSR_OK) {
+    tsri_eval_lock(); /* serialized with evaluation's submissions to s, as the seam requires */
+    tsr_status status = tsri_seal(g, WHAT, TSRI_SEAL_SUM, count, dtype, &job->ticket);
+    if (status == TSR_OK) status = move(job);
+    tsri_eval_unlock();
+    free(job);
+    return status;
+  }
+  tsr_status status = tsri_seal(g, WHAT, TSRI_SEAL_SUM, count, dtype, &job->ticket);
+  if (status == TSR_OK) {
     tsri_group_retain(g);
     status = enqueue(job, tsri_stream_retain(s));
     if (status == TSR_OK) return TSR_OK; /* the task owns job, its stream and group references */

@@ -1,7 +1,7 @@
 /* tests/dist/test_mpi_nccl.c — NCCL groups, one GPU per rank: raw sums of device memory on a GPU
- * stream for the dtypes NCCL sums exactly (float32, int32, int64) and several sizes, lazy
- * all_sum and all_gather on the GPU stream, half precision refused until float32 accumulation
- * lands, and a seal mismatch over the MPI bootstrap. Without GPUs (or NCCL, or a GPU per rank)
+ * stream for every summed dtype (float16/bfloat16 through float32 on the device) and several
+ * sizes, lazy all_sum and all_gather on the GPU stream, and a seal mismatch over the MPI
+ * bootstrap. Without GPUs (or NCCL, or a GPU per rank)
  * "nccl" is TSR_ERR_UNSUPPORTED on every rank and the test says it skipped. Run with 1 and 2
  * ranks (a one-GPU machine runs the 1-rank case). */
 #include "dist_check.h"
@@ -55,13 +55,13 @@ static void lazy_cases(tsr_group *g, tsr_stream *s) {
   for (int r = 0; r < tsr_group_size(g); r++)
     for (int i = 0; i < 1000; i++)
       CHECK(got[r * 1000 + i] == (float)dist_value(r, (uint64_t)i));
-  tsr_array *h = NULL, *hs = NULL;
-  uint16_t half[4] = {0};
-  int64_t shape[1] = {4};
-  CHECK_OK(tsr_array_from_data_on(&h, half, TSR_FLOAT16, shape, 1, gpu0()));
-  CHECK_STATUS(tsr_all_sum(&hs, h, g, s), TSR_ERR_UNSUPPORTED);
-  CHECK_MESSAGE("float16");
+  tsr_array *h = gpu_array(TSR_BFLOAT16, 999, tsr_group_rank(g), false, &ptr), *hs = NULL;
+  CHECK_OK(tsr_all_sum(&hs, h, g, s));
+  uint16_t half[999];
+  CHECK_OK(tsr_array_read(hs, half, sizeof half));
+  dist_check_sum(half, TSR_BFLOAT16, 999, tsr_group_size(g), "nccl lazy bfloat16");
   tsr_array_release(h);
+  tsr_array_release(hs);
   tsr_array_release(x);
   tsr_array_release(sum);
   tsr_array_release(gathered);
@@ -79,9 +79,9 @@ int main(void) {
   CHECK_OK(tsr_group_set_timeout(g, 60));
   tsr_stream *s = tsr_default_stream(gpu0());
   CHECK(s != NULL);
-  const tsr_dtype dtypes[] = {TSR_FLOAT32, TSR_INT32, TSR_INT64};
+  const tsr_dtype dtypes[] = DIST_SUMMED_DTYPES;
   const uint64_t sizes[] = {0, 1, 7, 1000, 1 << 20};
-  for (size_t d = 0; d < 3; d++)
+  for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++)
     for (size_t k = 0; k < 5; k++)
       raw_case(g, s, dtypes[d], sizes[k]);
   lazy_cases(g, s);
