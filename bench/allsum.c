@@ -84,8 +84,8 @@ static void run_size(tsr_group *g, tsr_stream *s, float *send, float *recv, floa
   check_same(recv, ref, count);
   if (tsr_group_rank(g) != 0) return;
   double gbs_mpi = (double)bytes / best_mpi * 1e-9, gbs_tsr = (double)bytes / best_tsr * 1e-9;
-  printf("%12zu  %6d  %10.3f  %10.3f  %9.2f  %9.2f  %6.3f  %8.2f\n", bytes, iters, gbs_mpi,
-         gbs_tsr, best_mpi * 1e6, best_tsr * 1e6, gbs_tsr / gbs_mpi, (best_tsr - best_mpi) * 1e6);
+  printf("%12zu  %6d  %10.3f  %10.3f  %9.2f  %9.2f  %6.3f  %8.2f\n", bytes, iters, gbs_mpi, gbs_tsr,
+         best_mpi * 1e6, best_tsr * 1e6, gbs_tsr / gbs_mpi, (best_tsr - best_mpi) * 1e6);
 }
 
 static size_t max_bytes(void) {
@@ -110,8 +110,8 @@ static void run_all(tsr_group *g, tsr_stream *s) {
   if (tsr_group_rank(g) == 0) {
     int size = tsr_group_size(g);
     printf("allsum: float32 sums over %d ranks, best of %d interleaved repeats\n", size, REPEATS);
-    printf("%12s  %6s  %10s  %10s  %9s  %9s  %6s  %8s\n", "bytes", "iters", "MPI GB/s",
-           "tsr GB/s", "MPI us", "tsr us", "ratio", "added us");
+    printf("%12s  %6s  %10s  %10s  %9s  %9s  %6s  %8s\n", "bytes", "iters", "MPI GB/s", "tsr GB/s",
+           "MPI us", "tsr us", "ratio", "added us");
   }
   for (size_t bytes = 4; bytes <= top; bytes *= 4)
     run_size(g, s, send, recv, ref, bytes);
