@@ -35,9 +35,10 @@ typedef struct tsri_transport {
   const char *name;
   /* float16/bfloat16 sums travel and accumulate in float32 (else they are refused) */
   bool sums_halves;
-  /* all_sum/all_gather enqueue on the stream's native queue (CUDA) and return at once, called on
-     the thread that makes the call; else they block and run where the stream runs host work */
-  bool stream_ordered;
+  /* Whether a raw call on a stream of device d moves its data on the calling thread, right after
+     the seal (NCCL enqueues on the stream's cudaStream_t; MPI stages device memory through the
+     host, waiting for the stream), instead of in a host task queued on the stream. */
+  bool (*moves_at_call)(const tsr_group *g, tsr_device d);
   /* Every rank's call into all[0..size) (all[rank] = *mine). Returns TSR_OK, or TSR_ERR_DIST with
      *absent = the first rank that did not arrive within timeout_s (0 = forever; the message set),
      or another error with the message set. */

@@ -2,7 +2,9 @@
  * MPI_COMM_WORLD per group, one for the seal's point-to-point messages and one for the data's
  * collectives, so neither can match the other's traffic. Every operation is non-blocking MPI
  * driven to a deadline (dist/mpi_runtime.c), never a call that could block forever. Host memory
- * only (CPU streams). Not the seal's verdict (dist/seal.c) nor the order of calls (dist/group.c).
+ * moves as it is; device memory (a GPU stream, e.g. `mpirun -np 2` on a one-GPU machine) is
+ * staged through host buffers with the stream's own copies, which wait for the stream. Not the
+ * seal's verdict (dist/seal.c) nor the order of calls (dist/group.c).
  *
  * After a timeout the group is broken and its communicators may still have operations pending
  * that no rank will complete (a receive cancelled, a collective that cannot be cancelled):
@@ -15,6 +17,7 @@
 #include <string.h>
 
 #include "base/half.h"
+#include "core/stream.h"
 #include "dist/mpi_runtime.h"
 
 typedef struct {
@@ -129,9 +132,8 @@ static tsr_status sum_half(MPI_Comm comm, const uint16_t *send, uint16_t *recv, 
   return status;
 }
 
-static tsr_status mpi_all_sum(tsr_group *g, const void *send, void *recv, uint64_t count,
-                              tsr_dtype dtype, struct tsri_stream *s, double timeout_s) {
-  (void)s;
+static tsr_status host_sum(tsr_group *g, const void *send, void *recv, uint64_t count,
+                           tsr_dtype dtype, double timeout_s) {
   MPI_Comm comm = ctx_of(g)->data_comm;
   uint64_t chunk = atomic_load(&g->chunk_elems);
   if (dtype == TSR_FLOAT16 || dtype == TSR_BFLOAT16)
@@ -167,9 +169,8 @@ static tsr_status gather_block(MPI_Comm comm, const char *send, char *recv, int 
   return status;
 }
 
-static tsr_status mpi_all_gather(tsr_group *g, const void *send, void *recv, uint64_t bytes,
-                                 struct tsri_stream *s, double timeout_s) {
-  (void)s;
+static tsr_status host_gather(tsr_group *g, const void *send, void *recv, uint64_t bytes,
+                              double timeout_s) {
   uint64_t chunk = atomic_load(&g->chunk_elems);
   tsr_status status = TSR_OK;
   for (uint64_t at = 0; at < bytes && status == TSR_OK; at += chunk) {
@@ -178,6 +179,55 @@ static tsr_status mpi_all_gather(tsr_group *g, const void *send, void *recv, uin
                           bytes, timeout_s);
   }
   return status;
+}
+
+/* ---- device memory: staged through the host in the stream's order ------------------------- */
+
+static bool on_device(const struct tsri_stream *s) {
+  return s && s->device.type != TSR_CPU;
+}
+
+/* One call on device memory: send's bytes to the host, the host operation (a sum of count
+   elements of dtype, or a gather of bytes_in per rank), the result back into recv. After a
+   timeout MPI may still write the host buffers: they are left to the process then. */
+typedef struct {
+  bool gather;
+  uint64_t count;
+  tsr_dtype dtype;
+  uint64_t bytes_in, bytes_out;
+} staged_call;
+
+static tsr_status staged(tsr_group *g, const void *send, void *recv, const staged_call *call,
+                         struct tsri_stream *s, double timeout_s) {
+  uint64_t bytes_in = call->bytes_in, bytes_out = call->bytes_out;
+  char *host = malloc((size_t)(bytes_in + bytes_out + 1));
+  if (!host) return tsri_error(TSR_ERR_NOMEM, "collective: out of host memory for staging");
+  char *host_out = host + bytes_in;
+  tsr_status status = s->iface->copy(s, host, send, bytes_in, TSRI_COPY_TO_HOST);
+  bool gather = call->gather;
+  uint64_t count = call->count;
+  tsr_dtype dtype = call->dtype;
+  if (status == TSR_OK)
+    status = gather ? host_gather(g, host, host_out, bytes_in, timeout_s)
+                    : host_sum(g, host, host_out, count, dtype, timeout_s);
+  if (status == TSR_OK) status = s->iface->copy(s, recv, host_out, bytes_out, TSRI_COPY_FROM_HOST);
+  if (status != TSR_ERR_DIST) free(host);
+  return status;
+}
+
+static tsr_status mpi_all_sum(tsr_group *g, const void *send, void *recv, uint64_t count,
+                              tsr_dtype dtype, struct tsri_stream *s, double timeout_s) {
+  if (!on_device(s) || count == 0) return host_sum(g, send, recv, count, dtype, timeout_s);
+  uint64_t bytes = count * tsr_dtype_size(dtype);
+  staged_call call = {false, count, dtype, bytes, bytes};
+  return staged(g, send, recv, &call, s, timeout_s);
+}
+
+static tsr_status mpi_all_gather(tsr_group *g, const void *send, void *recv, uint64_t bytes,
+                                 struct tsri_stream *s, double timeout_s) {
+  if (!on_device(s) || bytes == 0) return host_gather(g, send, recv, bytes, timeout_s);
+  staged_call call = {true, 0, TSR_UINT8, bytes, bytes * (uint64_t)g->size};
+  return staged(g, send, recv, &call, s, timeout_s);
 }
 
 static void mpi_destroy(tsr_group *g, bool broken) {
@@ -192,11 +242,18 @@ static void mpi_destroy(tsr_group *g, bool broken) {
 
 static bool mpi_runs_on(const tsr_group *g, tsr_device d) {
   (void)g;
-  return d.type == TSR_CPU;
+  (void)d;
+  return true; /* host memory as it is, device memory staged */
+}
+
+static bool mpi_moves_at_call(const tsr_group *g, tsr_device d) {
+  (void)g;
+  return d.type != TSR_CPU; /* staging waits for the stream: not in a host task */
 }
 
 const tsri_transport tsri_mpi_transport = {.name = "mpi",
                                            .sums_halves = true,
+                                           .moves_at_call = mpi_moves_at_call,
                                            .exchange = mpi_exchange,
                                            .all_sum = mpi_all_sum,
                                            .all_gather = mpi_all_gather,

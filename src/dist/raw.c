@@ -106,7 +106,7 @@ static tsr_status sealed_sum(tsr_group *g, const void *send, void *recv, size_t 
   if (!job)
     return refuse(g, tsri_error(TSR_ERR_NOMEM, "%s: out of host memory", WHAT), count, dtype);
   *job = (raw_sum){.group = g, .send = send, .recv = recv, .count = count, .dtype = dtype};
-  if (g->transport->stream_ordered) { /* NCCL: sealed and enqueued on s's queue at once */
+  if (g->transport->moves_at_call(g, s->device)) { /* sealed and moved (or enqueued) at once */
     job->stream = s;
     tsri_eval_lock(); /* serialized with evaluation's submissions to s, as the seam requires */
     tsr_status status = tsri_seal(g, WHAT, TSRI_SEAL_SUM, count, dtype, &job->ticket);

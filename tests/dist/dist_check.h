@@ -75,6 +75,12 @@ static inline void dist_check_sum(const void *buf, tsr_dtype dtype, uint64_t n, 
   }
 }
 
+/* The CPU's default stream: raw sums of host memory name it (NULL would be the default device's,
+ * a GPU's on a machine with one). */
+static inline tsr_stream *dist_cpu(void) {
+  return tsr_default_stream((tsr_device){TSR_CPU, 0});
+}
+
 static inline tsr_group *dist_group(const char *backend) {
   tsr_group *g = NULL;
   CHECK_OK(tsr_group_init(&g, backend));

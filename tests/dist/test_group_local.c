@@ -16,13 +16,13 @@ static void local_basics(void) {
   for (size_t d = 0; d < sizeof dtypes / sizeof dtypes[0]; d++) {
     unsigned char send[64 * 8], recv[64 * 8];
     dist_fill(send, dtypes[d], 64, 0);
-    CHECK_OK(tsr_group_all_sum_raw(g, send, recv, 64, dtypes[d], NULL));
-    CHECK_OK(tsr_group_all_sum_raw(g, send, send, 64, dtypes[d], NULL)); /* in place */
-    CHECK_OK(tsr_stream_synchronize(NULL));
+    CHECK_OK(tsr_group_all_sum_raw(g, send, recv, 64, dtypes[d], dist_cpu()));
+    CHECK_OK(tsr_group_all_sum_raw(g, send, send, 64, dtypes[d], dist_cpu())); /* in place */
+    CHECK_OK(tsr_stream_synchronize(dist_cpu()));
     dist_check_sum(recv, dtypes[d], 64, 1, "local raw");
     dist_check_sum(send, dtypes[d], 64, 1, "local raw in place");
   }
-  CHECK_OK(tsr_group_all_sum_raw(g, NULL, NULL, 0, TSR_FLOAT32, NULL)); /* count 0: nothing */
+  CHECK_OK(tsr_group_all_sum_raw(g, NULL, NULL, 0, TSR_FLOAT32, dist_cpu())); /* count 0: nothing */
   tsr_group_free(g);
   tsr_group_free(NULL);
 }
@@ -66,15 +66,15 @@ static void bad_inputs(void) {
   CHECK_MESSAGE("-1");
   CHECK_STATUS(tsr_group_set_timeout(g, NAN), TSR_ERR_INVALID);
   float f[4] = {0};
-  CHECK_STATUS(tsr_group_all_sum_raw(NULL, f, f, 4, TSR_FLOAT32, NULL), TSR_ERR_INVALID);
+  CHECK_STATUS(tsr_group_all_sum_raw(NULL, f, f, 4, TSR_FLOAT32, dist_cpu()), TSR_ERR_INVALID);
   CHECK_MESSAGE("g is NULL");
-  CHECK_STATUS(tsr_group_all_sum_raw(g, NULL, f, 4, TSR_FLOAT32, NULL), TSR_ERR_INVALID);
+  CHECK_STATUS(tsr_group_all_sum_raw(g, NULL, f, 4, TSR_FLOAT32, dist_cpu()), TSR_ERR_INVALID);
   CHECK_MESSAGE("send is NULL with count 4");
-  CHECK_STATUS(tsr_group_all_sum_raw(g, f, NULL, 4, TSR_FLOAT32, NULL), TSR_ERR_INVALID);
+  CHECK_STATUS(tsr_group_all_sum_raw(g, f, NULL, 4, TSR_FLOAT32, dist_cpu()), TSR_ERR_INVALID);
   CHECK_MESSAGE("recv is NULL");
-  CHECK_STATUS(tsr_group_all_sum_raw(g, f, f, 4, TSR_UINT8, NULL), TSR_ERR_INVALID);
+  CHECK_STATUS(tsr_group_all_sum_raw(g, f, f, 4, TSR_UINT8, dist_cpu()), TSR_ERR_INVALID);
   CHECK_MESSAGE("uint8 is not summed");
-  CHECK_STATUS(tsr_group_all_sum_raw(g, f, f, 4, (tsr_dtype)99, NULL), TSR_ERR_INVALID);
+  CHECK_STATUS(tsr_group_all_sum_raw(g, f, f, 4, (tsr_dtype)99, dist_cpu()), TSR_ERR_INVALID);
   tsr_stream *s = NULL;
   CHECK_OK(tsr_stream_new(&s, (tsr_device){TSR_CPU, 0}));
   CHECK_OK(tsr_stream_free(s));

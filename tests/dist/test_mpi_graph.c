@@ -118,6 +118,35 @@ static void creation_order(tsr_group *g) {
   CHECK_OK(tsr_stream_free(other));
 }
 
+/* Device memory on an mpi group (a machine with a GPU, e.g. mpirun -np 2 on one GPU): the data is
+   staged through the host in the GPU stream's order, lazily and raw. Skipped without a GPU. */
+static void gpu_staging(tsr_group *g) {
+  if (tsr_device_count(TSR_GPU) == 0) return;
+  tsr_device gpu = {TSR_GPU, 0};
+  tsr_stream *s = tsr_default_stream(gpu);
+  float data[100], got[100];
+  for (int i = 0; i < 100; i++)
+    data[i] = (float)dist_value(rank_of(g), (uint64_t)i);
+  int64_t shape[1] = {100};
+  tsr_array *x = NULL, *sum = NULL, *out = NULL;
+  CHECK_OK(tsr_array_from_data_on(&x, data, TSR_FLOAT32, shape, 1, gpu));
+  CHECK_OK(tsr_all_sum(&sum, x, g, s));
+  CHECK(tsr_array_device(sum).type == TSR_GPU);
+  CHECK_OK(tsr_array_read(sum, got, sizeof got));
+  dist_check_sum(got, TSR_FLOAT32, 100, tsr_group_size(g), "lazy on the GPU");
+  CHECK_OK(tsr_array_from_data_on(&out, data, TSR_FLOAT32, shape, 1, gpu));
+  void *send = NULL, *recv = NULL;
+  CHECK_OK(tsr_eval(&out, 1));
+  CHECK_OK(tsr_array_data(x, &send));
+  CHECK_OK(tsr_array_data(out, &recv));
+  CHECK_OK(tsr_group_all_sum_raw(g, send, recv, 100, TSR_FLOAT32, s));
+  CHECK_OK(tsr_array_read(out, got, sizeof got));
+  dist_check_sum(got, TSR_FLOAT32, 100, tsr_group_size(g), "raw on the GPU");
+  tsr_array_release(x);
+  tsr_array_release(sum);
+  tsr_array_release(out);
+}
+
 /* A collective whose group is freed (on every rank) before it runs fails with TSR_ERR_STATE. */
 static void freed_group(void) {
   tsr_group *g = dist_group("mpi");
@@ -140,6 +169,7 @@ int main(void) {
   gathers(g);
   empty(g);
   creation_order(g);
+  gpu_staging(g);
   int rank = rank_of(g), size = tsr_group_size(g);
   tsr_group_free(g);
   freed_group();

@@ -18,8 +18,8 @@ static double now_s(void) {
 static void sum_ok(tsr_group *g) {
   float send[5], recv[5];
   dist_fill(send, TSR_FLOAT32, 5, tsr_group_rank(g));
-  CHECK_OK(tsr_group_all_sum_raw(g, send, recv, 5, TSR_FLOAT32, NULL));
-  CHECK_OK(tsr_stream_synchronize(NULL));
+  CHECK_OK(tsr_group_all_sum_raw(g, send, recv, 5, TSR_FLOAT32, dist_cpu()));
+  CHECK_OK(tsr_stream_synchronize(dist_cpu()));
   dist_check_sum(recv, TSR_FLOAT32, 5, tsr_group_size(g), "after a mismatch");
 }
 
@@ -30,15 +30,15 @@ static void mismatch(tsr_group *g, size_t count, size_t odd_count, tsr_dtype dty
   int32_t send[16] = {0}, recv[16];
   for (int i = 0; i < 16; i++)
     recv[i] = 12345;
-  CHECK_STATUS(
-      tsr_group_all_sum_raw(g, send, recv, odd ? odd_count : count, odd ? odd_dtype : dtype, NULL),
-      TSR_ERR_DIST);
+  CHECK_STATUS(tsr_group_all_sum_raw(g, send, recv, odd ? odd_count : count,
+                                     odd ? odd_dtype : dtype, dist_cpu()),
+               TSR_ERR_DIST);
   CHECK_MESSAGE(odd ? theirs_needle : mine_needle);
   CHECK_MESSAGE(odd ? mine_needle : theirs_needle);
   char tag[32];
   snprintf(tag, sizeof tag, "[rank %d/%d]", tsr_group_rank(g), tsr_group_size(g));
   CHECK_MESSAGE(tag);
-  CHECK_OK(tsr_stream_synchronize(NULL));
+  CHECK_OK(tsr_stream_synchronize(dist_cpu()));
   for (int i = 0; i < 16; i++)
     CHECK_EQ_INT(recv[i], 12345);
   sum_ok(g);
@@ -66,13 +66,13 @@ static void op_mismatch(tsr_group *g) {
 static void refused(tsr_group *g) {
   bool odd = tsr_group_rank(g) == tsr_group_size(g) - 1;
   float send[4] = {0}, recv[4];
-  tsr_status st = tsr_group_all_sum_raw(g, send, odd ? NULL : recv, 4, TSR_FLOAT32, NULL);
+  tsr_status st = tsr_group_all_sum_raw(g, send, odd ? NULL : recv, 4, TSR_FLOAT32, dist_cpu());
   CHECK_STATUS(st, odd ? TSR_ERR_INVALID : TSR_ERR_DIST);
   CHECK_MESSAGE(odd ? "recv is NULL" : "refused");
   sum_ok(g);
   /* an unsupported dtype on every rank: each refuses, nobody waits */
   uint8_t bytes[4] = {0};
-  CHECK_STATUS(tsr_group_all_sum_raw(g, bytes, bytes, 4, TSR_UINT8, NULL), TSR_ERR_INVALID);
+  CHECK_STATUS(tsr_group_all_sum_raw(g, bytes, bytes, 4, TSR_UINT8, dist_cpu()), TSR_ERR_INVALID);
   CHECK_MESSAGE("uint8");
   sum_ok(g);
 }
@@ -84,13 +84,13 @@ static void absent(tsr_group *g) {
   if (!away) {
     float send[4] = {0}, recv[4];
     double start = now_s();
-    CHECK_STATUS(tsr_group_all_sum_raw(g, send, recv, 4, TSR_FLOAT32, NULL), TSR_ERR_DIST);
+    CHECK_STATUS(tsr_group_all_sum_raw(g, send, recv, 4, TSR_FLOAT32, dist_cpu()), TSR_ERR_DIST);
     double waited = now_s() - start;
     CHECK(waited >= 0.45 && waited < 5);
     char needle[64];
     snprintf(needle, sizeof needle, "rank %d did not arrive", tsr_group_size(g) - 1);
     CHECK_MESSAGE(needle);
-    CHECK_STATUS(tsr_group_all_sum_raw(g, send, recv, 4, TSR_FLOAT32, NULL), TSR_ERR_STATE);
+    CHECK_STATUS(tsr_group_all_sum_raw(g, send, recv, 4, TSR_FLOAT32, dist_cpu()), TSR_ERR_STATE);
     CHECK_MESSAGE("broken");
     tsr_array *x = NULL, *y = NULL;
     int64_t shape[1] = {4};
