@@ -4,7 +4,7 @@
 # and none printed a failed check. Included from CMakeLists.txt.
 file(GLOB _dist_tests CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/tests/dist/test_*.c")
 # Tests that exercise threads; `make tsan` runs these (label concurrency).
-set(TSR_DIST_CONCURRENCY_TESTS test_mpi_spi)
+set(TSR_DIST_CONCURRENCY_TESTS test_mpi_spi test_mpi_graph)
 set(TSR_MPIRUN ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe)
 foreach(_src IN LISTS _dist_tests)
   get_filename_component(_name ${_src} NAME_WE)
