@@ -4,8 +4,10 @@
 
 #include "base/env.h"
 #include "base/log.h"
-#include "dist/mpi_runtime.h"
 #include "dist/transport.h"
+#ifdef TSR_HAVE_MPI
+#include "dist/mpi_runtime.h"
+#endif
 #ifdef TSR_HAVE_NCCL
 #include "dist/nccl_transport.h"
 #endif
@@ -15,6 +17,12 @@ static tsr_status init_local(tsr_group **out) {
 }
 
 static tsr_status init_mpi(tsr_group **out) {
+#ifndef TSR_HAVE_MPI
+  (void)out;
+  return tsri_error(TSR_ERR_UNSUPPORTED,
+                    "group_init(\"mpi\"): this build has no MPI (configure with libopenmpi-dev "
+                    "installed)");
+#else
   tsr_status status = tsri_mpi_ready("group_init(\"mpi\")");
   void *ctx = NULL;
   if (status == TSR_OK) status = tsri_mpi_transport_ctx(&ctx);
@@ -23,6 +31,7 @@ static tsr_status init_mpi(tsr_group **out) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   return tsri_group_new(&tsri_mpi_transport, ctx, rank, size, out);
+#endif
 }
 
 static tsr_status init_nccl(tsr_group **out) {
@@ -32,13 +41,20 @@ static tsr_status init_nccl(tsr_group **out) {
 #else
   (void)out;
   return tsri_error(TSR_ERR_UNSUPPORTED,
-                    "group_init(\"nccl\"): this build has no NCCL (a CUDA build with nccl.h)");
+                    "group_init(\"nccl\"): this build has no NCCL (a CUDA and MPI build with "
+                    "nccl.h)");
 #endif
 }
 
 /* "auto": nccl when every rank has a GPU of its own, mpi under mpirun otherwise, else local. */
 static tsr_status init_auto(tsr_group **out) {
   if (!tsri_env()->mpi_launched) return init_local(out);
+#ifndef TSR_HAVE_MPI
+  tsri_log(TSRI_LOG_WARN,
+           "group_init(\"auto\"): launched by mpirun, but this build has no MPI: "
+           "a local group");
+  return init_local(out);
+#endif
 #ifdef TSR_HAVE_NCCL
   tsr_status status = tsri_mpi_ready("group_init(\"auto\")");
   if (status != TSR_OK) return status;

@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <stdbool.h>
 
+#include "dist/group.h"
 #include "tessera/base.h"
 
 /* MPI ready for a group with MPI_THREAD_MULTIPLE: TSR_OK; TSR_ERR_DIST (one line naming `what`)
@@ -21,7 +22,13 @@ bool tsri_mpi_finalized(void);
  * yields the core between tests so oversubscribed ranks progress. */
 tsr_status tsri_mpi_wait(MPI_Request *requests, int count, double timeout_s, const char *what,
                          int *pending);
-/* "MPI_ERR_TRUNCATE: message truncated" for an MPI error code, into buf. */
+/* The seal's exchange over one communicator (every rank sends its call to every other, point to
+ * point, with a deadline): what the mpi and nccl transports' exchange run (mpi_transport.c). */
+tsr_status tsri_mpi_exchange(MPI_Comm comm, const tsr_group *g, const tsri_seal_call *mine,
+                             tsri_seal_call *all, double timeout_s, int *absent);
+/* A duplicate of MPI_COMM_WORLD whose errors come back as codes (collective; mpi_transport.c). */
+tsr_status tsri_mpi_comm_dup(MPI_Comm *out);
+/* "MPI error 15: MPI_ERR_TRUNCATE: message truncated" for an MPI error code, into buf. */
 const char *tsri_mpi_error_text(int code, char *buf, size_t len);
 
 #endif

@@ -3,6 +3,9 @@
 # on small machines), each rank a process of the test, the test passing when every rank exits 0
 # and none printed a failed check. Included from CMakeLists.txt.
 file(GLOB _dist_tests CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/tests/dist/test_*.c")
+if(NOT TSR_HAVE_MPI) # a build without MPI has local groups only
+  list(FILTER _dist_tests EXCLUDE REGEX "/test_mpi_[^/]*\\.c$")
+endif()
 # Tests that exercise threads; `make tsan` runs these (label concurrency).
 set(TSR_DIST_CONCURRENCY_TESTS test_mpi_spi test_mpi_graph)
 set(TSR_MPIRUN ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe)
@@ -12,7 +15,10 @@ foreach(_src IN LISTS _dist_tests)
   target_include_directories(${_name} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
   target_compile_options(${_name} PRIVATE ${TSR_WARNINGS})
   target_compile_definitions(${_name} PRIVATE _GNU_SOURCE)
-  target_link_libraries(${_name} PRIVATE tessera MPI::MPI_C Threads::Threads m)
+  target_link_libraries(${_name} PRIVATE tessera Threads::Threads m)
+  if(_name MATCHES "^test_mpi_")
+    target_link_libraries(${_name} PRIVATE MPI::MPI_C)
+  endif()
   set(_labels unit dist)
   if(_name IN_LIST TSR_DIST_CONCURRENCY_TESTS)
     list(APPEND _labels concurrency)
