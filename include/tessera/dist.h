@@ -16,8 +16,11 @@
  *   tsr_array_from_data(&x, mine, TSR_FLOAT32, shape, 1);
  *   tsr_status st = tsr_all_sum(&sum, x, g, NULL);     // lazy: nothing moves yet
  *   if (st == TSR_OK) st = tsr_array_read(sum, mine, sizeof mine);  // sealed, summed
- *   printf("rank %d/%d: %s %g\n", tsr_group_rank(g), tsr_group_size(g), tsr_status_name(st),
- * mine[0]); tsr_array_release(sum); tsr_array_release(x); tsr_group_free(g); tsr_shutdown();
+ *   printf("rank %d: %s %g\n", tsr_group_rank(g), tsr_status_name(st), (double)mine[0]);
+ *   tsr_array_release(sum);
+ *   tsr_array_release(x);
+ *   tsr_group_free(g);
+ *   tsr_shutdown();
  *
  * Rules every rank must follow: the collectives of one group are made in the same order on every
  * rank (lazy ones are evaluated in the order they were created; raw ones are sealed in the order
@@ -40,25 +43,29 @@ typedef struct tsr_group tsr_group;
 
 /* A group over `backend`: "local" (a group of one, any build), "mpi" (every rank of the mpirun
  * job; initializes MPI with MPI_THREAD_MULTIPLE when nobody has, and tsr_shutdown finalizes it
- * then), "nccl" (CUDA builds with NCCL present: one GPU per rank, the rank's local index picks
- * it; bootstrapped over MPI), or "auto"/NULL: nccl when every rank has its own GPU, mpi under
- * mpirun otherwise, else local. Collective over the job for mpi and nccl (every rank calls it).
- * TSR_ERR_INVALID for NULL out or an unknown name; TSR_ERR_DIST for "mpi"/"nccl" in a process
- * mpirun did not launch (one line saying so; MPI is not touched), for MPI initialized by the
- * caller without MPI_THREAD_MULTIPLE, or after tsr_shutdown finalized MPI; TSR_ERR_UNSUPPORTED
- * for "nccl" in a build or on a machine without it. Blocks; any thread. */
+ * then), "nccl" (one GPU per rank, the rank's index on its node picks it; bootstrapped over MPI;
+ * libnccl.so.2 is loaded at run time), or "auto"/NULL: nccl when every rank has its own GPU, mpi
+ * under mpirun otherwise, else local. Collective over the job for mpi and nccl (every rank calls
+ * it). TSR_ERR_INVALID for NULL out or an unknown name; TSR_ERR_DIST for "mpi"/"nccl" in a
+ * process mpirun did not launch (one line saying so; MPI is not touched), for MPI initialized by
+ * the caller without MPI_THREAD_MULTIPLE, or after MPI was finalized; TSR_ERR_UNSUPPORTED for
+ * "mpi" in a build without MPI, and for "nccl" in a build without NCCL or when a rank has no GPU
+ * of its own or no libnccl (every rank then returns it). Blocks; any thread. */
 TSR_API tsr_status tsr_group_init(tsr_group **out, const char *backend);
 /* This process's rank in [0, size) and the number of ranks; -1 / 0 for NULL. Never fail. */
 TSR_API int tsr_group_rank(const tsr_group *g);
 TSR_API int tsr_group_size(const tsr_group *g);
-/* Frees the group (NULL is fine). Work already queued on streams that uses it still runs. After
- * a timeout (the group is broken) it returns without waiting for the absent rank: what MPI still
- * has pending on the group's communicators is left for MPI_Finalize. Not collective. */
+/* Frees the group (NULL is fine); every rank frees its own, none waits for the others. Work
+ * already queued on streams that uses it still runs; a lazy collective of it that has not run
+ * fails with TSR_ERR_STATE when evaluated. After a timeout (the group is broken) it returns
+ * without waiting for the absent rank: what MPI still has pending on the group's communicators
+ * is left for MPI_Finalize. Any thread. */
 TSR_API void tsr_group_free(tsr_group *g);
 
 /* The lazy element-wise sum of x over the ranks: same shape and dtype (see the dtypes above).
- * The output lives on s's device (NULL = the default stream): a CPU stream for mpi groups, a GPU
- * stream for nccl groups, either for local ones (where it is a copy of x). Construction seals
+ * The output lives on s's device (NULL = the default stream): any stream for mpi groups (device
+ * memory is staged through the host), the rank's GPU for nccl groups, any for local ones (where
+ * it is x itself, reshaped). Construction seals
  * nothing: the seal happens when it is evaluated, on every rank, in creation order per group
  * (each collective of a group depends on the group's previous one, which runs first; a failed one
  * fails the later ones of that evaluation with its error). TSR_ERR_INVALID for NULL arguments or
@@ -71,10 +78,12 @@ TSR_API tsr_status tsr_all_sum(tsr_array **out, tsr_array *x, tsr_group *g, tsr_
 TSR_API tsr_status tsr_all_gather(tsr_array **out, tsr_array *x, tsr_group *g, tsr_stream *s);
 
 /* recv[i] = the sum over the ranks of send[i], for i < count: host memory for a CPU stream, device
- * memory for a GPU stream (nccl groups). send == recv sums in place; other overlaps are undefined.
- * The seal runs now, on the calling thread (blocking until every rank has made its call or the
- * timeout passes); the data then moves asynchronously in s's order, so send and recv must stay
- * valid and untouched until s has passed this point (tsr_stream_synchronize). count 0 is sealed
+ * memory for a GPU stream (nccl groups; mpi groups stage it through the host, and then return
+ * only once it has moved). send == recv sums in place; other overlaps are undefined. Local
+ * groups take CPU streams. The seal runs now, on the calling thread (blocking until every rank
+ * has made its call or the timeout passes); the data then moves asynchronously in s's order, so
+ * send and recv must stay valid and untouched until s has passed this point
+ * (tsr_stream_synchronize). count 0 is sealed
  * too and moves nothing (send and recv may then be NULL). Errors, all before anything is queued:
  * TSR_ERR_INVALID for a NULL group or pointer, a dtype that is not summed, or an s whose device
  * the group cannot use (this rank then still takes part in the seal, so the others fail at once
@@ -90,7 +99,8 @@ TSR_API tsr_status tsr_group_all_sum_raw(tsr_group *g, const void *send, void *r
                                          tsr_dtype dtype, tsr_stream *s);
 
 /* How long a collective waits for the other ranks, in seconds (default 60; 0 waits forever),
- * from the next call on. TSR_ERR_INVALID for NULL or a negative/NaN value. Any thread. */
+ * from the next call on: at the seal, and for mpi groups while the data moves (NCCL's device-side
+ * movement has no deadline). TSR_ERR_INVALID for NULL or a negative/NaN value. Any thread. */
 TSR_API tsr_status tsr_group_set_timeout(tsr_group *g, double seconds);
 
 #ifdef __cplusplus
