@@ -2,7 +2,8 @@
  * their runner, which seals the call and moves the data through the group's transport when the
  * node runs on its stream. Each node depends on the group's previous lazy collective while that
  * one has not run, so one group's collectives run in creation order on every rank. A local
- * group needs no collective: the result is x itself (a reshape node on the stream). */
+ * group needs no collective: the result is x itself (a reshape node on the stream); an mpi or
+ * nccl group of one rank still goes through its transport. */
 #include <stdio.h>
 #include <string.h>
 
@@ -12,6 +13,7 @@
 #include "core/placement.h"
 #include "core/stream.h"
 #include "dist/seal.h"
+#include "dist/transport.h"
 #include "tessera/ops.h"
 
 /* Moves one sealed call's data once its turn has come. */
@@ -137,7 +139,7 @@ static tsr_status collective(const char *what, tsri_primitive primitive, tsr_arr
   tsr_device device = {TSR_CPU, 0};
   if (status == TSR_OK) status = stream_device(s, what, &device);
   if (status != TSR_OK) return status;
-  if (g->size == 1) { /* a local group: the sum or the gather of one is x */
+  if (g->transport == &tsri_local_transport) { /* the sum or the gather of one is x */
     int64_t shape[TSR_MAX_NDIM];
     int ndim = 0;
     output_shape(primitive, x, 1, shape, &ndim);
