@@ -96,6 +96,7 @@ static double now_s(void) {
 tsr_status tsri_mpi_wait(MPI_Request *requests, int count, double timeout_s, const char *what,
                          int *pending) {
   double start = now_s();
+  *pending = -1;
   for (;;) {
     int done = 0;
     int code = MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE);
@@ -108,15 +109,14 @@ tsr_status tsri_mpi_wait(MPI_Request *requests, int count, double timeout_s, con
     if (timeout_s > 0 && waited > timeout_s) break;
     if (waited > SPIN_S) sched_yield();
   }
-  *pending = 0;
-  for (int i = 0; i < count; i++) {
+  for (int i = 0; i < count; i++) { /* the first still incomplete names who is missing */
     if (requests[i] == MPI_REQUEST_NULL) continue;
     int done = 0;
     MPI_Test(&requests[i], &done, MPI_STATUS_IGNORE);
     if (!done) {
       *pending = i;
-      break;
+      return tsri_error(TSR_ERR_DIST, "%s: timed out after %g s", what, timeout_s);
     }
   }
-  return TSR_ERR_DIST;
+  return TSR_OK; /* everything completed at the deadline */
 }

@@ -18,8 +18,8 @@ tsr_status tsri_mpi_ready(const char *what);
 bool tsri_mpi_finalized(void);
 /* Drives the requests until all complete (TSR_OK) or timeout_s passes (0 = never): then
  * TSR_ERR_DIST with *pending = the index of the first incomplete request and nothing cancelled.
- * Another status (message set, naming `what`) when MPI reports an error. Spins briefly, then
- * yields the core between tests so oversubscribed ranks progress. */
+ * TSR_ERR_DIST with *pending = -1 (message set, naming `what`) when MPI reports an error. Spins
+ * briefly, then yields the core between tests so oversubscribed ranks progress. */
 tsr_status tsri_mpi_wait(MPI_Request *requests, int count, double timeout_s, const char *what,
                          int *pending);
 /* The seal's exchange over one communicator (every rank sends its call to every other, point to

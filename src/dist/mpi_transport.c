@@ -12,6 +12,7 @@
  * MPI still uses. */
 #include "dist/transport.h"
 
+#include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@ typedef struct {
 } mpi_ctx;
 
 #define SEAL_TAG 7
+#define GAVE_UP_TAG 8
 /* Half-precision sums travel as float32 through a staging buffer of at most this many elements
    (16 MiB), converted chunk by chunk. */
 #define STAGE_ELEMS ((uint64_t)1 << 22)
@@ -54,9 +56,49 @@ static void abandon(MPI_Request *requests, int count) {
   }
 }
 
+/* After this rank gave up on a call, every peer is told (sequence number, tag GAVE_UP_TAG), so a
+   rank that arrives late fails its seal instead of agreeing with the stale call and then waiting
+   for data nobody moves. The notice is small (eager); one not gone within 0.1 s is let go, its
+   8 bytes left to the process (MPI may still read them). */
+static void tell_peers(MPI_Comm comm, const tsr_group *g, uint64_t sequence) {
+  for (int r = 0; r < g->size; r++) {
+    uint64_t *notice = malloc(sizeof *notice);
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (r == g->rank || !notice) {
+      free(notice);
+      continue;
+    }
+    *notice = sequence;
+    int pending = 0;
+    if (MPI_Isend(notice, 1, MPI_UINT64_T, r, GAVE_UP_TAG, comm, &request) != MPI_SUCCESS ||
+        tsri_mpi_wait(&request, 1, 0.1, "seal", &pending) == TSR_OK)
+      free(notice);
+    else if (request != MPI_REQUEST_NULL)
+      MPI_Request_free(&request);
+  }
+}
+
+/* A peer's notice that it gave up on this group (tell_peers): TSR_ERR_DIST naming it. A probe
+   drives MPI's progress once, which may take in one peer's messages only, so there is one probe
+   per peer (a few hundred nanoseconds in all); a notice still in flight is missed, and the late
+   rank then fails when its data does not move (the timeout). */
+static tsr_status check_gave_up(MPI_Comm comm, int peers) {
+  int flag = 0;
+  MPI_Status probe;
+  for (int i = 0; i < peers && !flag; i++)
+    MPI_Iprobe(MPI_ANY_SOURCE, GAVE_UP_TAG, comm, &flag, &probe);
+  if (!flag) return TSR_OK;
+  uint64_t sequence = 0;
+  MPI_Recv(&sequence, 1, MPI_UINT64_T, probe.MPI_SOURCE, GAVE_UP_TAG, comm, MPI_STATUS_IGNORE);
+  return tsri_error(TSR_ERR_DIST,
+                    "seal: rank %d gave up on this group at sequence %" PRIu64
+                    " (it timed out waiting for this rank)",
+                    probe.MPI_SOURCE, sequence);
+}
+
 tsr_status tsri_mpi_exchange(MPI_Comm comm, const tsr_group *g, const tsri_seal_call *mine,
                              tsri_seal_call *all, double timeout_s, int *absent) {
-  int peers = g->size - 1, n = 0, pending = 0;
+  int peers = g->size - 1, n = 0, pending = -1;
   MPI_Request *requests = malloc(2 * (size_t)peers * sizeof *requests);
   if (!requests) return tsri_error(TSR_ERR_NOMEM, "seal: out of host memory");
   int code = MPI_SUCCESS;
@@ -66,11 +108,13 @@ tsr_status tsri_mpi_exchange(MPI_Comm comm, const tsr_group *g, const tsri_seal_
     if (r != g->rank) code = MPI_Isend(mine, 4, MPI_UINT64_T, r, SEAL_TAG, comm, &requests[n++]);
   tsr_status status = code == MPI_SUCCESS ? tsri_mpi_wait(requests, n, timeout_s, "seal", &pending)
                                           : mpi_failed("seal", code);
-  if (status == TSR_ERR_DIST && code == MPI_SUCCESS) {
+  if (status == TSR_ERR_DIST && pending >= 0) { /* timed out (not an MPI error) */
     /* requests[0..peers) are the receives, in rank order without this rank */
     *absent = pending < peers ? (pending < g->rank ? pending : pending + 1) : -1;
     abandon(requests, n);
+    tell_peers(comm, g, mine->sequence);
   }
+  if (status == TSR_OK) status = check_gave_up(comm, peers);
   free(requests);
   return status;
 }

@@ -71,8 +71,8 @@ static tsr_status exchange(tsr_group *g, const char *what, tsri_seal_call *mine,
   }
   if (status != TSR_OK) { /* the transport failed under us: nothing can be trusted after it */
     char tag[32], reason[TSR_ERROR_MAX];
-    snprintf(reason, sizeof reason, "%s %s; the group is now broken", tsri_group_tag(g, tag),
-             tsr_last_error());
+    snprintf(reason, sizeof reason, "%s %s: %s; the group is now broken", tsri_group_tag(g, tag),
+             what, tsr_last_error());
     tsri_group_break(g, reason);
     return tsri_error(status, "%s", reason);
   }

@@ -2,7 +2,8 @@
  * every rank with TSR_ERR_DIST naming both sides' values, leave recv untouched and the group
  * usable; a rank with invalid arguments fails itself with TSR_ERR_INVALID and the others at once
  * with TSR_ERR_DIST; a rank that never arrives makes the others fail within the (lowered)
- * timeout, after which the group is broken (TSR_ERR_STATE) and tsr_group_free still returns. */
+ * timeout, after which the group is broken (TSR_ERR_STATE) and tsr_group_free still returns; the
+ * late rank, arriving after, fails its seal on their notice that they gave up. */
 #include <mpi.h>
 #include <time.h>
 
@@ -97,6 +98,22 @@ static void absent(tsr_group *g) {
     CHECK_OK(tsr_array_from_data(&x, send, TSR_FLOAT32, shape, 1));
     CHECK_STATUS(tsr_all_sum(&y, x, g, NULL), TSR_ERR_STATE);
     tsr_array_release(x);
+  } else {
+    /* it arrives after the others gave up: its seal sees their notice instead of agreeing with
+       their stale call (and waiting for data nobody moves) */
+    struct timespec nap = {1, 0};
+    nanosleep(&nap, NULL);
+    float send[4] = {0}, recv[4];
+    tsr_status st = tsr_group_all_sum_raw(g, send, recv, 4, TSR_FLOAT32, dist_cpu());
+    /* The notice is best effort (one still in flight is missed): then the seal passes on the
+       stale call and the data, which nobody else moves, times out on the stream, breaking the
+       group. Either way the group ends broken. */
+    if (st != TSR_OK) {
+      CHECK_STATUS(st, TSR_ERR_DIST);
+      CHECK_MESSAGE("gave up");
+    }
+    CHECK_OK(tsr_stream_synchronize(dist_cpu()));
+    CHECK_STATUS(tsr_group_all_sum_raw(g, send, recv, 4, TSR_FLOAT32, dist_cpu()), TSR_ERR_STATE);
   }
   tsr_group_free(g); /* returns on every rank, the broken ones included */
 }
