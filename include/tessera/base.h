@@ -59,6 +59,24 @@ TSR_API const char *tsr_last_error(void);
 TSR_API tsr_status tsr_error_set(tsr_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Diagnostics (warnings such as an unusable TSR_DEFAULT_DEVICE, a rank's collective failures)
+ * go to stderr as "tessera: LEVEL: text", one line each, at or above the level TSR_LOG names
+ * (error|warn|info|debug; default warn). A process that is one rank of a distributed job starts
+ * each text with "[rank r/n] " (tessera/dist.h). */
+typedef enum {
+  TSR_LOG_ERROR = 0,
+  TSR_LOG_WARN = 1,
+  TSR_LOG_INFO = 2,
+  TSR_LOG_DEBUG = 3
+} tsr_log_level;
+/* Receives one message: `text` (no newline, rank tag included) is valid during the call only. */
+typedef void (*tsr_log_fn)(tsr_log_level level, const char *text, void *ctx);
+/* Routes the messages to fn(level, text, ctx) instead of stderr, from now on; NULL restores
+ * stderr. fn may run on any tessera thread (stream workers included), concurrently with itself,
+ * and may call tessera; it must not block for long. A message being delivered while the
+ * callback is replaced may still reach the old one. Process-wide; never fails; any thread. */
+TSR_API void tsr_log_set_callback(tsr_log_fn fn, void *ctx);
+
 /* "0.1.0". Never fails. */
 TSR_API const char *tsr_version(void);
 

@@ -14,6 +14,7 @@
  *   io.h      .npy files in and out
  *   safetensors.h  checkpoint tensors: safetensors files and sharded folders
  *   tokenizer.h    tokenizer.json: byte-level BPE encode and decode
+ *   dist.h    groups of ranks (local, MPI, NCCL) and their sealed all-sum / all-gather
  *   model.h   the GLM runner: load, prefill and decode, sample, chat
  */
 #ifndef TESSERA_TESSERA_H
@@ -34,6 +35,7 @@
 #include "tessera/io.h"
 #include "tessera/safetensors.h"
 #include "tessera/tokenizer.h"
+#include "tessera/dist.h"
 #include "tessera/model.h"
 
 #endif /* TESSERA_TESSERA_H */

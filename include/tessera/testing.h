@@ -16,6 +16,7 @@
 #define TESSERA_TESTING_H
 
 #include "tessera/array.h"
+#include "tessera/dist.h"
 #include "tessera/model.h"
 
 #ifdef __cplusplus
@@ -42,6 +43,12 @@ TSR_API tsr_status tsr_testing_set_dealloc_hook(tsr_device d, tsr_testing_deallo
 typedef void (*tsr_testing_routing_hook)(void *ctx, int64_t layer, size_t tokens, int64_t k,
                                          const int32_t *experts);
 TSR_API void tsr_testing_model_routing_hook(tsr_model *m, tsr_testing_routing_hook hook, void *ctx);
+
+/* The most elements one MPI/NCCL operation of g moves (default INT_MAX, MPI's count limit; bytes
+ * for all_gather): larger calls are split into chunks of this size, so a test covers the chunking
+ * with small buffers. Every rank sets the same value. TSR_ERR_INVALID for NULL g or a value
+ * outside [1, INT_MAX]. */
+TSR_API tsr_status tsr_testing_group_set_chunk(tsr_group *g, uint64_t elements);
 
 #ifdef __cplusplus
 }

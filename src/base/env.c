@@ -142,6 +142,7 @@ static void read_knobs(void) {
       warn("TSR_DEBUG_POISON", v, "0 or 1", "ignored (no poisoning)");
   }
   read_cache_dir();
+  knobs.mpi_launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }
 
 const tsri_env_knobs *tsri_env(void) {

@@ -91,6 +91,32 @@ tsr_status tsr_set_default_device(tsr_device d) {
   return TSR_OK;
 }
 
+/* What layers above core run at tsr_shutdown (core/device.h); process-wide like the runtime. */
+#define SHUTDOWN_HOOKS_MAX 4
+static void (*shutdown_hooks[SHUTDOWN_HOOKS_MAX])(void);
+static pthread_mutex_t shutdown_hooks_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void tsri_shutdown_hook_add(void (*fn)(void)) {
+  pthread_mutex_lock(&shutdown_hooks_mutex);
+  for (int i = 0; i < SHUTDOWN_HOOKS_MAX; i++) {
+    if (shutdown_hooks[i] == fn) break;
+    if (!shutdown_hooks[i]) {
+      shutdown_hooks[i] = fn;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&shutdown_hooks_mutex);
+}
+
+static void run_shutdown_hooks(void) {
+  void (*hooks[SHUTDOWN_HOOKS_MAX])(void);
+  pthread_mutex_lock(&shutdown_hooks_mutex);
+  memcpy(hooks, shutdown_hooks, sizeof hooks);
+  pthread_mutex_unlock(&shutdown_hooks_mutex);
+  for (int i = 0; i < SHUTDOWN_HOOKS_MAX; i++)
+    if (hooks[i]) hooks[i]();
+}
+
 void tsr_shutdown(void) {
   /* first: workers may still release buffers into the cache. From a host function it would
      join its own worker: refused, nothing done. */
@@ -98,6 +124,7 @@ void tsr_shutdown(void) {
     tsri_log(TSRI_LOG_ERROR, "tsr_shutdown called from a host function on a stream; ignored");
     return;
   }
+  run_shutdown_hooks();     /* then the layers above core (MPI's finalize), */
   tsri_backends_shutdown(); /* then the kernels' own threads (the CPU's parallel-for pool) */
   tsri_memory_shutdown();
 }

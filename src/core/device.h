@@ -7,4 +7,9 @@
 /* A device that exists and has a backend in this build. */
 bool tsri_device_usable(tsr_device d);
 
+/* Adds fn to what tsr_shutdown runs after the streams have stopped and before the backends shut
+ * down (the distributed layer finalizes MPI there). Process-wide, at most 4; the same fn twice is
+ * kept once. */
+void tsri_shutdown_hook_add(void (*fn)(void));
+
 #endif

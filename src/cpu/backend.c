@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 
+#include "core/collective.h"
 #include "cpu/kernels.h"
 #include "cpu/parallel.h"
 #include "cpu/stream.h"
@@ -28,6 +29,7 @@ static void fill_table(void) {
   tsri_cpu_register_random(k);
   tsri_cpu_register_quant(k);
   tsri_cpu_register_qmm(k);
+  tsri_register_collectives(k); /* all_sum, all_gather: the group's transport runs them */
 }
 
 const tsri_backend *tsri_cpu_backend(void) {

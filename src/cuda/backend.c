@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 
+#include "core/collective.h"
 #include "cuda/kernels.h"
 #include "cuda/memory.h"
 #include "cuda/modules.h"
@@ -47,6 +48,7 @@ static void fill_table(void) {
   tsri_cuda_register_cumsum(k, s);
   tsri_cuda_register_nn(k, s);
   tsri_cuda_register_quant(k, s);
+  tsri_register_collectives(k); /* all_sum, all_gather: the group's transport (NCCL) runs them */
   tsri_memory_register_allocator(TSR_GPU, &tsri_cuda_allocator);
 }
 

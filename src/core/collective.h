@@ -1,0 +1,22 @@
+/* core/collective.h — how a collective node (all_sum, all_gather) reaches its group without core
+ * or a backend knowing the distributed layer: the node's parameters name the group (by serial
+ * number, so a freed group is an error, not a dangling pointer) and the distributed layer's
+ * function that runs it. Every backend puts tsri_collective_kernel in its table for the
+ * collective primitives; whether a group can run on a device is decided when the node is built
+ * (dist/lazy.c), so the GPU backend having these entries never means it can run every group. */
+#ifndef TSR_CORE_COLLECTIVE_H
+#define TSR_CORE_COLLECTIVE_H
+
+#include "core/op.h"
+
+typedef struct {
+  uint64_t group_serial; /* the group's number (dist/group.c resolves it when the node runs) */
+  tsri_kernel_fn run;    /* the distributed layer's runner: seal, then move the data */
+} tsri_collective_params;
+
+/* The kernel of every collective primitive on every backend: calls the node's runner. */
+tsr_status tsri_collective_kernel(const tsri_op *op);
+/* Puts tsri_collective_kernel in a backend's table for every collective primitive. */
+void tsri_register_collectives(tsri_kernel_fn *table);
+
+#endif
