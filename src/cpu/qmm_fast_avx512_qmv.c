@@ -138,11 +138,27 @@ AVX512_INLINE void table_segment(const qmv_segment *t, int rows, int wrows, int 
   }
 }
 
+/* 16 E4M3 codes to float32 values times 2^-8, exactly, through float16: a code's magnitude bits
+   shifted left by 7 are a float16 of the same exponent and mantissa fields with bias 15 instead
+   of 7 (a subnormal code becomes a float16 subnormal, which vcvtph2ps widens to a normal float32
+   in hardware), and the byte's sign extension puts its sign in bit 15 (bit 14, also set by it, is
+   cleared). 4 operations where e4m3_values takes 11; NaN codes (0x7F, 0xFF) come out as 1.875 *
+   2^-8 here, so a caller uses this only where it has ruled them out. */
+AVX512_INLINE __m512 e4m3_values_over_256(const uint8_t *bytes) {
+  __m256i extended = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)bytes));
+  __m256i half = _mm256_and_si256(_mm256_slli_epi16(extended, 7), _mm256_set1_epi16(-0x4001));
+  return _mm512_cvtph_ps(half);
+}
+
+/* How a byte group's codes become values: affine q converted, E4M3 exactly (e4m3_values), or
+   E4M3 through float16 with the scale taken times 256 (exact weights too: mxfp8_half_ok). */
+enum { BYTES_AFFINE, BYTES_E4M3, BYTES_E4M3_HALF };
+
 /* One group of 8-bit codes (affine 8, mxfp8) or of 3/5/6-bit codes unpacked to bytes, of each
    weight row; x in natural order. Groups hold at least 32 codes: two vectors, one per chain.
    Affine in the factored form: s * q, one multiply per weight (the exact weights' two roundings
    to bfloat16 cost ~15 vector operations per 16 codes). */
-AVX512_INLINE void byte_group(const qmv_segment *t, int rows, int wrows, int mode, int64_t begin,
+AVX512_INLINE void byte_group(const qmv_segment *t, int rows, int wrows, int decode, int64_t begin,
                               const uint8_t *const *codes, const __m512 *scale, sums *s) {
   const int64_t k = t->p->k, group_size = t->p->group_size;
   for (int64_t i = 0; i < group_size; i += 2 * LANES)
@@ -150,24 +166,51 @@ AVX512_INLINE void byte_group(const qmv_segment *t, int rows, int wrows, int mod
     for (int r = 0; r < wrows; r++)
 #pragma GCC unroll 2
       for (int chain = 0; chain < 2; chain++) {
+        const uint8_t *at = codes[r] + i + chain * LANES;
         prefetch(t->bytes[r] + (begin + i) * t->p->bits / 8 + chain * LANES);
-        __m512i v = load_bytes16(codes[r] + i + chain * LANES);
-        __m512 q = mode == TSRI_QF_MXFP8 ? e4m3_values(v) : _mm512_cvtepi32_ps(v);
+        __m512 q = decode == BYTES_E4M3_HALF ? e4m3_values_over_256(at)
+                   : decode == BYTES_E4M3    ? e4m3_values(load_bytes16(at))
+                                             : _mm512_cvtepi32_ps(load_bytes16(at));
         __m512 w = _mm512_mul_ps(q, scale[r]);
         add_products(s, r, chain, w, t->xp + begin + i + chain * LANES, k, rows);
       }
 }
 
-AVX512_INLINE void byte_segment(const qmv_segment *t, int rows, int wrows, int mode, bool unpack,
+/* Whether weight row r's segment of mxfp8 may take BYTES_E4M3_HALF: no NaN code (which it would
+   decode as 480) and every scale below 2^120, so that scale * 256 is finite and (value / 256) *
+   (scale * 256) is the weight value * scale exactly (two exact factors whose product has at most
+   4 significant bits, within float32's range, subnormal weights included: the smallest is 2^-9 *
+   2^-127). Else (an Inf scale, a NaN code, scales near the top) the segment takes the exact
+   decode, whose NaN and Inf weights are the reference's. */
+AVX512_INLINE bool mxfp8_half_ok(const qmv_segment *t, int r) {
+  const int64_t group_size = t->p->group_size;
+  const uint8_t *bytes = t->bytes[r] + t->first * group_size;
+  __m256i most = _mm256_setzero_si256(), sign = _mm256_set1_epi8((char)0x80);
+  for (int64_t i = 0; i < t->count * group_size; i += 32) /* a NaN code | 0x80 is 0xFF */
+    most = _mm256_max_epu8(
+        most,
+        _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(const void *)(bytes + i)), sign));
+  if (_mm256_movemask_epi8(_mm256_cmpeq_epi8(most, _mm256_set1_epi8(-1))) != 0) return false;
+  __mmask16 large = 0;
+  for (int64_t g = 0; g < t->count; g += LANES) {
+    __mmask16 lanes = (__mmask16)(t->count - g >= LANES ? 0xffffu : (1u << (t->count - g)) - 1u);
+    __m512 scale = _mm512_maskz_loadu_ps(lanes, t->scales[r] + g);
+    large |= _mm512_mask_cmp_ps_mask(lanes, scale, _mm512_set1_ps(0x1p120f), _CMP_NLT_UQ);
+  }
+  return large == 0;
+}
+
+AVX512_INLINE void byte_segment(const qmv_segment *t, int rows, int wrows, int decode, bool unpack,
                                 sums *s) {
   const int64_t group_size = t->p->group_size;
+  const float factor = decode == BYTES_E4M3_HALF ? 256.0f : 1.0f;
   uint8_t unpacked[2][MAX_GROUP];
   for (int64_t g = 0; g < t->count; g++) {
     int64_t begin = (t->first + g) * group_size;
     const uint8_t *codes[2];
     __m512 scale[2];
     for (int r = 0; r < wrows; r++) {
-      scale[r] = _mm512_set1_ps(t->scales[r][g]);
+      scale[r] = _mm512_set1_ps(t->scales[r][g] * factor);
       codes[r] = t->bytes[r] + begin;
       if (unpack) {
         tsri_qmm_unpack_codes((const uint32_t *)(const void *)t->bytes[r], begin, group_size,
@@ -175,8 +218,19 @@ AVX512_INLINE void byte_segment(const qmv_segment *t, int rows, int wrows, int m
         codes[r] = unpacked[r];
       }
     }
-    byte_group(t, rows, wrows, mode, begin, codes, scale, s);
+    byte_group(t, rows, wrows, decode, begin, codes, scale, s);
   }
+}
+
+/* mxfp8: the float16 decode where mxfp8_half_ok allows it for every row, else the exact one. */
+AVX512_INLINE void mxfp8_segment(const qmv_segment *t, int rows, int wrows, sums *s) {
+  bool half = true;
+  for (int r = 0; r < wrows; r++)
+    half = half && mxfp8_half_ok(t, r);
+  if (half)
+    byte_segment(t, rows, wrows, BYTES_E4M3_HALF, false, s);
+  else
+    byte_segment(t, rows, wrows, BYTES_E4M3, false, s);
 }
 
 /* The factored affine form's b * (sum of x over the group), for the segment's groups, added to
@@ -229,13 +283,13 @@ AVX512_INLINE void qmv_rows_at(const tsri_qmm_problem *p, const float *xp, const
         table_segment(&t, rows, wrows, 4, FP4, &s);
         break;
       case AFFINE8:
-        byte_segment(&t, rows, wrows, TSRI_QF_AFFINE, false, &s);
+        byte_segment(&t, rows, wrows, BYTES_AFFINE, false, &s);
         break;
       case MXFP8:
-        byte_segment(&t, rows, wrows, TSRI_QF_MXFP8, false, &s);
+        mxfp8_segment(&t, rows, wrows, &s);
         break;
       default:
-        byte_segment(&t, rows, wrows, TSRI_QF_AFFINE, true, &s);
+        byte_segment(&t, rows, wrows, BYTES_AFFINE, true, &s);
         break;
     }
   }
