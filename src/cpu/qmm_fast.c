@@ -74,6 +74,23 @@ const char *tsri_qmm_fast_isa_name(void) {
   return isa()->name;
 }
 
+/* ---- the fp scale tables -------------------------------------------------------------------- */
+
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+static float e4m3_table[256], e8m0_table[256];
+
+static void fill_scale_tables(void) {
+  for (uint32_t code = 0; code < 256; code++) {
+    e4m3_table[code] = tsri_qf_e4m3_decode(code);
+    e8m0_table[code] = tsri_qf_e8m0_decode(code);
+  }
+}
+
+const float *tsri_qmm_scale_table(int mode) {
+  pthread_once(&tables_once, fill_scale_tables);
+  return mode == TSRI_QF_NVFP4 ? e4m3_table : e8m0_table;
+}
+
 /* ---- the portable kernels ------------------------------------------------------------------- */
 
 /* Codes [begin, begin + count) of packed row `row` dequantized into dst, exactly as
