@@ -31,7 +31,8 @@
  * lanes / 2; per_byte 1 is the natural order. */
 typedef struct {
   int lanes;    /* lanes of one vector of decoded weights; 0 = natural order */
-  int per_byte; /* codes per byte: 8 / bits for 2 and 4 bits, else 1 */
+  int per_byte; /* codes per lane: 8 / bits for 2 and 4 bits read as bytes, 8 for 4-bit codes
+                   read as 32-bit words, else 1 */
 } tsri_qmm_x_order;
 
 /* The register-blocked core of the fused quantized GEMM (cpu/qgemm.c) in one instruction set:
