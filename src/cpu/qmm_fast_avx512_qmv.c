@@ -200,9 +200,105 @@ AVX512_INLINE void words_segment(const qmv_segment *t, int rows, int wrows, sums
       words_block(t, rows, r, (t->first + g) * group_size, scale, LANES, s);
     }
   if (g < t->count) /* 64 codes left: the last group of a row of 64-code groups */
+#pragma GCC unroll 2
     for (int r = 0; r < wrows; r++)
       words_block(t, rows, r, (t->first + g) * group_size, _mm512_set1_ps(segment_scale(t, r, g)),
                   LANES / 2, s);
+}
+
+/* nvfp4 read as 32-bit words: a 64-byte load is 128 codes, lane i the 8 codes of word i, so lanes
+   2i and 2i + 1 hold group i of the block (16 codes a group); each nibble shifted down goes
+   through the constant E2M1 table and is multiplied by a vector holding each lane's group scale,
+   which one permute spreads from 16 decoded scales: the exact weights value * scale, with one
+   shuffle per 32 codes fewer than the widened bytes and no per-group broadcasts (bare loops, one
+   core, L1-resident: 18-20 G codes/s against 12 for the byte path with either scale handling).
+   x in the (16 lanes, 8 codes) order, then 64-code half blocks, then natural order for the last
+   groups. */
+static inline bool nvfp4_words(const tsri_qmm_problem *p) {
+  return p->mode == TSRI_QF_NVFP4;
+}
+
+/* Lanes 2i and 2i + 1 of the result hold lane first + i of scales. */
+AVX512_INLINE __m512 scale_pairs(__m512 scales, int first) {
+  __m512i lane =
+      _mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 1);
+  return _mm512_permutexvar_ps(_mm512_add_epi32(lane, _mm512_set1_epi32(first)), scales);
+}
+
+/* Scales of `count` <= 16 groups of row r from group g on (beyond count: zero codes, never read
+   past the row's scales). */
+AVX512_INLINE __m512 nvfp4_scales(const qmv_segment *t, int r, int64_t g, int64_t count) {
+  const uint8_t *codes = t->scale_codes[r] + t->first + g;
+  if (count >= LANES) return e4m3_values(load_bytes16(codes));
+  uint8_t some[LANES] = {0};
+  memcpy(some, codes, (size_t)count);
+  return e4m3_values(load_bytes16(some));
+}
+
+/* One block of weight row r from code `at`: `lanes` 16 (128 codes) or 8 (64). */
+AVX512_INLINE void nvfp4_block(const qmv_segment *t, int rows, int r, int64_t at, __m512 scale,
+                               int lanes, sums *s) {
+  const __m512 values = code_values(FP4);
+  const uint8_t *codes = t->bytes[r] + at / 2;
+  prefetch(codes);
+  __m512i v = lanes == LANES ? _mm512_loadu_si512((const void *)codes)
+                             : _mm512_maskz_loadu_epi32(0xff, (const void *)codes);
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; j++) {
+    __m512 w = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(v, 4 * j), values), scale);
+#pragma GCC unroll 8
+    for (int m = 0; m < rows; m++) {
+      __m512 x = _mm512_maskz_loadu_ps(lanes == LANES ? 0xffff : 0xff,
+                                       t->xp + m * t->p->k + at + j * lanes);
+      s->acc[m][r][j & 1] = _mm512_fmadd_ps(w, x, s->acc[m][r][j & 1]);
+    }
+  }
+}
+
+/* One group (16 codes, x in natural order) of weight row r from code `at`: byte i / 2 in lane i,
+   shifted down by 4 in odd lanes. */
+AVX512_INLINE void nvfp4_natural_group(const qmv_segment *t, int rows, int r, int64_t at,
+                                       __m512 scale, sums *s) {
+  __m128i bytes = _mm_loadl_epi64((const __m128i *)(const void *)(t->bytes[r] + at / 2));
+  bytes = _mm_shuffle_epi8(bytes, _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7));
+  __m512i v = _mm512_srlv_epi32(_mm512_cvtepu8_epi32(bytes),
+                                _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4));
+  __m512 w = _mm512_mul_ps(_mm512_permutexvar_ps(v, code_values(FP4)), scale);
+#pragma GCC unroll 8
+  for (int m = 0; m < rows; m++)
+    s->acc[m][r][0] =
+        _mm512_fmadd_ps(w, _mm512_loadu_ps(t->xp + m * t->p->k + at), s->acc[m][r][0]);
+}
+
+AVX512_INLINE void nvfp4_segment(const qmv_segment *t, int rows, int wrows, sums *s) {
+  const int64_t group_size = t->p->group_size, begin = t->first * group_size;
+  __m512 scales[2];
+  int64_t g = 0;
+  for (; g + 8 <= t->count; g += 16) { /* blocks of 8 groups, scales decoded 16 at a time */
+#pragma GCC unroll 2
+    for (int r = 0; r < wrows; r++)
+      scales[r] = nvfp4_scales(t, r, g, t->count - g);
+#pragma GCC unroll 2
+    for (int half = 0; half < 2; half++)
+#pragma GCC unroll 2
+      for (int r = 0; r < wrows; r++)
+        if (g + 8 * half + 8 <= t->count)
+          nvfp4_block(t, rows, r, begin + (g + 8 * half) * group_size,
+                      scale_pairs(scales[r], 8 * half), LANES, s);
+  }
+  if (g > t->count) g -= 8; /* the loop's last step held one block of 8 groups */
+  if (g + 4 <= t->count) {
+#pragma GCC unroll 2
+    for (int r = 0; r < wrows; r++)
+      nvfp4_block(t, rows, r, begin + g * group_size, scale_pairs(nvfp4_scales(t, r, g, 4), 0),
+                  LANES / 2, s);
+    g += 4;
+  }
+  for (; g < t->count; g++)
+#pragma GCC unroll 2
+    for (int r = 0; r < wrows; r++)
+      nvfp4_natural_group(t, rows, r, begin + g * group_size,
+                          _mm512_set1_ps(segment_scale(t, r, g)), s);
 }
 
 /* 16 E4M3 codes to float32 values times 2^-8, exactly, through float16: a code's magnitude bits
@@ -352,7 +448,10 @@ AVX512_INLINE void qmv_rows_at(const tsri_qmm_problem *p, const float *xp, const
           table_segment(&t, rows, wrows, 4, TABLE4, &s);
         break;
       case FP4:
-        table_segment(&t, rows, wrows, 4, FP4, &s);
+        if (nvfp4_words(p))
+          nvfp4_segment(&t, rows, wrows, &s);
+        else
+          table_segment(&t, rows, wrows, 4, FP4, &s);
         break;
       case AFFINE8:
         byte_segment(&t, rows, wrows, BYTES_AFFINE, false, &s);
@@ -433,7 +532,7 @@ int64_t tsri_avx512_qmv_max_m(const tsri_qmm_problem *p) {
 tsri_qmm_x_order tsri_avx512_x_order(const tsri_qmm_problem *p) {
   int kind = kind_of(p);
   if (kind == TABLE2) return (tsri_qmm_x_order){LANES, 4};
-  if (words_order(p)) return (tsri_qmm_x_order){LANES, 8};
+  if (words_order(p) || nvfp4_words(p)) return (tsri_qmm_x_order){LANES, 8};
   if (kind == TABLE4 || kind == FP4) return (tsri_qmm_x_order){LANES, 2};
   return (tsri_qmm_x_order){0, 1};
 }

@@ -323,6 +323,10 @@ static void run_cases(const int64_t *ms, size_t m_count) {
           formats[f], true, false, ms[i], ns[(i + (size_t)f) % 3], group * (i % 2 ? 7 : 3)};
       check_product(&c);
     }
+    for (int64_t m = 1; m <= 3; m += 2) { /* long rows: every block size of the decode kernels */
+      product c = {formats[f], true, false, m, 13, group * 37};
+      check_product(&c);
+    }
     for (size_t i = 0; i < 3; i++) { /* x @ W, groups along N */
       product c = {formats[f], false, false, ms[i * (m_count - 1) / 2], group * (i % 2 ? 5 : 3),
                    ns[i % 2]};
