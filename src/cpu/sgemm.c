@@ -1,10 +1,9 @@
 /* cpu/sgemm.c — OpenBLAS's sgemm on tessera's pool (cpu/sgemm.h): one thread for OpenBLAS, set
- * once, and the product cut into as many column (or row) blocks as the pool has threads. Not
- * a GEMM of its own. */
+ * before each product, and the product cut into as many column (or row) blocks as the pool has
+ * threads. Not a GEMM of its own. */
 #include "cpu/sgemm.h"
 
 #include <cblas.h>
-#include <pthread.h>
 
 #include "cpu/parallel.h"
 
@@ -18,10 +17,10 @@ enum {
   ROW_STEP = 16
 };
 
-static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
-
+/* OpenBLAS at one thread for tessera's calls: set before each product where something (the
+   program, for its own calls) set it otherwise; reading the count is a plain load. */
 static void one_blas_thread(void) {
-  openblas_set_num_threads(1);
+  if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
 
 typedef struct {
@@ -56,7 +55,7 @@ static void run_blocks(int64_t first, int64_t end, void *ctx) {
 void tsri_sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
                 const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
                 int64_t ldc) {
-  pthread_once(&blas_once, one_blas_thread);
+  one_blas_thread();
   product p = {transpose_a, transpose_b, false, m, n, k, 0, alpha, beta, a, b, lda, ldb, ldc, c};
   int64_t threads = tsri_parallel_threads();
   p.by_columns = n >= threads * COLUMN_STEP || n >= m;

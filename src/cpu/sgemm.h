@@ -1,12 +1,13 @@
 /* cpu/sgemm.h — every float32 GEMM tessera hands to OpenBLAS, run on tessera's own worker pool
  * (cpu/parallel.h): the product is cut into blocks of C's columns (or rows, when it has few
  * columns), each a single-threaded cblas_sgemm on a pool thread. OpenBLAS is set to one thread
- * the first time, so its own threads, which spin for ~2^28 cycles after each call before they
- * sleep, never start and never take the cores from the decode kernels that follow (Step 3 saw
- * half the cores lost that way; the benchmarks had worked around it with
- * OPENBLAS_THREAD_TIMEOUT). That setting is OpenBLAS's, process-wide: a program that calls
- * OpenBLAS itself and wants its threads sets them again (openblas_set_num_threads) after
- * tessera's first product. Not the operand handling (cpu/gemm.h). */
+ * before each product (where it is not already), so its own threads, which spin for ~2^28
+ * cycles after each call before they sleep, never start for tessera and never take the cores
+ * from the decode kernels that follow (Step 3 saw half the cores lost that way; the benchmarks
+ * had worked around it with OPENBLAS_THREAD_TIMEOUT). That setting is OpenBLAS's, process-wide:
+ * a program that calls OpenBLAS itself and wants its threads sets them (openblas_set_num_threads)
+ * before its own calls; tessera's next product sets one again. Not the operand handling
+ * (cpu/gemm.h). */
 #ifndef TSR_CPU_SGEMM_H
 #define TSR_CPU_SGEMM_H
 
