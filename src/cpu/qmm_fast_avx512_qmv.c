@@ -146,74 +146,16 @@ AVX512_INLINE void table_segment(const qmv_segment *t, int rows, int wrows, int 
   }
 }
 
-/* Affine 4-bit codes read as 32-bit words (groups of 64 or 128): a
-   64-byte load is 128 codes, lane i the 8 codes of word i, so no widening shuffle; each nibble
-   j (shifted down, the permute reads the low 4 bits) goes through the constant table 0..15 into a
-   partial sum of x q over the block, and the block's scales — one per 8 lanes at 64 codes a
-   group — multiply the partials once: s * sum x q, the factored form. x in the (16 lanes, 8)
-   order, any number of x rows. Measured alone on the dev VM, one core, a bare loop over L1-resident
-   codes: 25-32 G codes/s against 22-28 for the widened bytes with a table per group (two shuffles
-   per 32 codes where that path takes three). */
-static inline bool words_order(const tsri_qmm_problem *p) {
-  return p->mode == TSRI_QF_AFFINE && p->bits == 4 && p->group_size >= 64;
-}
-
-/* One block of weight row r: `lanes` 16 (128 codes) or 8 (the row's last 64 codes). */
-AVX512_INLINE void words_block(const qmv_segment *t, int rows, int r, int64_t at, __m512 scale,
-                               int lanes, sums *s) {
-  const __m512 values = code_values(TABLE4);
-  const uint8_t *codes = t->bytes[r] + at / 2;
-  prefetch(codes);
-  __m512i v = lanes == LANES ? _mm512_loadu_si512((const void *)codes)
-                             : _mm512_maskz_loadu_epi32(0xff, (const void *)codes);
-  /* Two chains of partial sums per x row for one or two rows (latency), one for more (registers:
-     8 rows take 8 partials and 16 sums). */
-  const int chains = rows <= 2 ? 2 : 1;
-  __m512 partial[ROWS_AT_ONCE][2];
-#pragma GCC unroll 8
-  for (int j = 0; j < 8; j++) {
-    __m512 q = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4 * j), values);
-#pragma GCC unroll 8
-    for (int m = 0; m < rows; m++) {
-      __m512 x = _mm512_maskz_loadu_ps(lanes == LANES ? 0xffff : 0xff,
-                                       t->xp + m * t->p->k + at + j * lanes);
-      int chain = j % chains;
-      partial[m][chain] =
-          j < chains ? _mm512_mul_ps(q, x) : _mm512_fmadd_ps(q, x, partial[m][chain]);
-    }
-  }
-#pragma GCC unroll 8
-  for (int m = 0; m < rows; m++)
-    for (int chain = 0; chain < chains; chain++)
-      s->acc[m][r][chain] = _mm512_fmadd_ps(partial[m][chain], scale, s->acc[m][r][chain]);
-}
-
-AVX512_INLINE void words_segment(const qmv_segment *t, int rows, int wrows, sums *s) {
-  const int64_t group_size = t->p->group_size, per_block = 128 / group_size;
-  int64_t g = 0;
-  for (; g + per_block <= t->count; g += per_block)
-#pragma GCC unroll 2
-    for (int r = 0; r < wrows; r++) {
-      __m512 scale = _mm512_set1_ps(segment_scale(t, r, g));
-      if (per_block == 2)
-        scale = _mm512_mask_blend_ps(0xff00, scale, _mm512_set1_ps(segment_scale(t, r, g + 1)));
-      words_block(t, rows, r, (t->first + g) * group_size, scale, LANES, s);
-    }
-  if (g < t->count) /* 64 codes left: the last group of a row of 64-code groups */
-#pragma GCC unroll 2
-    for (int r = 0; r < wrows; r++)
-      words_block(t, rows, r, (t->first + g) * group_size, _mm512_set1_ps(segment_scale(t, r, g)),
-                  LANES / 2, s);
-}
-
-/* nvfp4 read as 32-bit words: a 64-byte load is 128 codes, lane i the 8 codes of word i, so lanes
-   2i and 2i + 1 hold group i of the block (16 codes a group); each nibble shifted down goes
-   through the constant E2M1 table and is multiplied by a vector holding each lane's group scale,
-   which one permute spreads from 16 decoded scales: the exact weights value * scale, with one
-   shuffle per 32 codes fewer than the widened bytes and no per-group broadcasts (bare loops, one
-   core, L1-resident: 18-20 G codes/s against 12 for the byte path with either scale handling).
-   x in the (16 lanes, 8 codes) order, then 64-code half blocks, then natural order for the last
-   groups. */
+/* nvfp4 read as 32-bit words (MLX's stored layout as it lies): a 64-byte load is 128 codes, lane i
+   the 8 codes of word i, so lanes 2i and 2i + 1 hold group i of the block (16 codes a group); each
+   nibble shifted down goes through the constant E2M1 table and is multiplied by a vector holding
+   each lane's group scale, which one permute spreads from 16 decoded scales: the exact weights
+   value * scale, with one shuffle per 32 codes fewer than the widened bytes and no per-group
+   broadcasts (bare loops, one core, L1-resident: 18-20 G codes/s against 12 for the byte path with
+   either scale handling). x in the (16 lanes, 8 codes) order, then 64-code half blocks, then
+   natural order for the last groups. (Affine 4-bit read this way, with partial sums of x q per
+   block times the block's scales, ran its bare loop at 25-26 G codes/s, no faster than its byte
+   path's 22-28: not kept.) */
 static inline bool nvfp4_words(const tsri_qmm_problem *p) {
   return p->mode == TSRI_QF_NVFP4;
 }
@@ -442,10 +384,7 @@ AVX512_INLINE void qmv_rows_at(const tsri_qmm_problem *p, const float *xp, const
         table_segment(&t, rows, wrows, 2, TABLE2, &s);
         break;
       case TABLE4:
-        if (words_order(p))
-          words_segment(&t, rows, wrows, &s);
-        else
-          table_segment(&t, rows, wrows, 4, TABLE4, &s);
+        table_segment(&t, rows, wrows, 4, TABLE4, &s);
         break;
       case FP4:
         if (nvfp4_words(p))
@@ -532,7 +471,7 @@ int64_t tsri_avx512_qmv_max_m(const tsri_qmm_problem *p) {
 tsri_qmm_x_order tsri_avx512_x_order(const tsri_qmm_problem *p) {
   int kind = kind_of(p);
   if (kind == TABLE2) return (tsri_qmm_x_order){LANES, 4};
-  if (words_order(p) || nvfp4_words(p)) return (tsri_qmm_x_order){LANES, 8};
+  if (nvfp4_words(p)) return (tsri_qmm_x_order){LANES, 8};
   if (kind == TABLE4 || kind == FP4) return (tsri_qmm_x_order){LANES, 2};
   return (tsri_qmm_x_order){0, 1};
 }
