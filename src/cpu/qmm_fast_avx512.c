@@ -234,6 +234,14 @@ AVX512_INLINE void dequantize_byte_segment(const segment *t, float *dst) {
                             unpacked);
       codes = unpacked;
     }
+    if (mode == TSRI_QF_MXFP8 && t->scales[g] < 0x1p120f && e4m3_nan_free(codes, group_size)) {
+      /* The float16 decode: the same weights (see mxfp8_half_ok in cpu/qmm_fast_avx512_qmv.c). */
+      __m512 scaled = _mm512_set1_ps(t->scales[g] * 256.0f);
+      for (int64_t i = 0; i < group_size; i += LANES)
+        _mm512_storeu_ps(dst + (begin - t->origin) + i,
+                         _mm512_mul_ps(e4m3_values_over_256(codes + i), scaled));
+      continue;
+    }
     for (int64_t i = 0; i < group_size; i += LANES) {
       __m512i v = load_bytes16(codes + i);
       __m512 w = mode == TSRI_QF_MXFP8

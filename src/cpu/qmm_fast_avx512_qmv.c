@@ -243,18 +243,6 @@ AVX512_INLINE void nvfp4_segment(const qmv_segment *t, int rows, int wrows, sums
                           _mm512_set1_ps(segment_scale(t, r, g)), s);
 }
 
-/* 16 E4M3 codes to float32 values times 2^-8, exactly, through float16: a code's magnitude bits
-   shifted left by 7 are a float16 of the same exponent and mantissa fields with bias 15 instead
-   of 7 (a subnormal code becomes a float16 subnormal, which vcvtph2ps widens to a normal float32
-   in hardware), and the byte's sign extension puts its sign in bit 15 (bit 14, also set by it, is
-   cleared). 4 operations where e4m3_values takes 11; NaN codes (0x7F, 0xFF) come out as 1.875 *
-   2^-8 here, so a caller uses this only where it has ruled them out. */
-AVX512_INLINE __m512 e4m3_values_over_256(const uint8_t *bytes) {
-  __m256i extended = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)bytes));
-  __m256i half = _mm256_and_si256(_mm256_slli_epi16(extended, 7), _mm256_set1_epi16(-0x4001));
-  return _mm512_cvtph_ps(half);
-}
-
 /* How a byte group's codes become values: affine q converted, E4M3 exactly (e4m3_values), or
    E4M3 through float16 with the scale taken times 256 (exact weights too: mxfp8_half_ok). */
 enum { BYTES_AFFINE, BYTES_E4M3, BYTES_E4M3_HALF };
@@ -289,13 +277,7 @@ AVX512_INLINE void byte_group(const qmv_segment *t, int rows, int wrows, int dec
    decode, whose NaN and Inf weights are the reference's. */
 AVX512_INLINE bool mxfp8_half_ok(const qmv_segment *t, int r) {
   const int64_t group_size = t->p->group_size;
-  const uint8_t *bytes = t->bytes[r] + t->first * group_size;
-  __m256i most = _mm256_setzero_si256(), sign = _mm256_set1_epi8((char)0x80);
-  for (int64_t i = 0; i < t->count * group_size; i += 32) /* a NaN code | 0x80 is 0xFF */
-    most = _mm256_max_epu8(
-        most,
-        _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(const void *)(bytes + i)), sign));
-  if (_mm256_movemask_epi8(_mm256_cmpeq_epi8(most, _mm256_set1_epi8(-1))) != 0) return false;
+  if (!e4m3_nan_free(t->bytes[r] + t->first * group_size, t->count * group_size)) return false;
   uint8_t largest = 0; /* E8M0 code 247 is 2^120 */
   for (int64_t g = 0; g < t->count; g++)
     largest = t->scale_codes[r][t->first + g] > largest ? t->scale_codes[r][t->first + g] : largest;
