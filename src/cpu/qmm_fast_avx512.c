@@ -2,7 +2,8 @@
  * (cpu/qmm_fast_isa.h: the sgemm tiles, the fused GEMM's panels, tsr_dequantize) and the ISA
  * table; the qmv kernels are cpu/qmm_fast_avx512_qmv.c. 2- and 4-bit codes become weights through
  * a 16-entry table per group (vpermps: T(T(s * q) + b) for affine, E2M1 value * scale for
- * mxfp4/nvfp4), 8-bit codes through a conversion (affine) or E4M3 bit arithmetic (mxfp8),
+ * mxfp4/nvfp4), 8-bit codes through a conversion (affine) or, for mxfp8, through float16
+ * (vcvtph2ps; E4M3 bit arithmetic for a group with a NaN code or a scale of 2^120 or more),
  * 3/5/6-bit codes are unpacked to bytes first; affine weights are rounded to the scales' dtype
  * exactly as cpu/qmm.h says (these are tsr_dequantize's values, bit for bit). Every function
  * carries target("avx512f"), so the library builds and runs without it; cpu/qmm_fast.c calls
