@@ -427,6 +427,9 @@ typedef struct {
 
 static void run_sgemm(void *p) {
   sgemm_ctx *s = p;
+  /* tessera runs OpenBLAS at one thread on its own pool (cpu/sgemm.h) and sets that before each
+     of its products; the baseline gets OpenBLAS's threads, as many as the op uses. */
+  openblas_set_num_threads(readers.threads);
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s->m, s->n, s->k, 1.0f, s->x, s->k, s->dense,
               s->k, 0.0f, s->y, s->n);
 }
@@ -507,10 +510,14 @@ static void bench_case(weights *w, int64_t m) {
    few cores they then take the cores from the next measurement (half of them on the dev VM:
    a third of the M = 64 rows ran at twice their time, right after the previous row's sgemm).
    OpenBLAS reads OPENBLAS_THREAD_TIMEOUT (log2 of the spin cycles) when it loads, so the bench
-   runs itself again with the shortest one unless it is set. */
+   runs itself again with the shortest one unless it is set (tessera itself runs OpenBLAS at one
+   thread, cpu/sgemm.h; this is for the sgemm baseline's threads). It also drops an
+   OPENBLAS_CORETYPE from the environment (the dev VM's sets Haswell, which would hold the
+   baseline to AVX2 kernels on an AVX-512 CPU): the header prints the core OpenBLAS chose. */
 static void without_openblas_spin(char **argv) {
-  if (getenv("OPENBLAS_THREAD_TIMEOUT")) return;
-  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
+  if (getenv("OPENBLAS_THREAD_TIMEOUT") && !getenv("OPENBLAS_CORETYPE")) return;
+  if (!getenv("OPENBLAS_THREAD_TIMEOUT")) setenv("OPENBLAS_THREAD_TIMEOUT", "4", 1);
+  unsetenv("OPENBLAS_CORETYPE");
   execv("/proc/self/exe", argv);
   fprintf(stderr,
           "qmm_cpu: could not re-run without OpenBLAS's spinning threads; measuring with\n");
@@ -546,8 +553,10 @@ int main(int argc, char **argv) {
   }
   const char *loads;
   wide_sum(&loads);
-  printf("## qmm_cpu: tsr_quantized_matmul (build + eval, transpose, x float32) on %d threads\n\n",
-         readers.threads);
+  printf(
+      "## qmm_cpu: tsr_quantized_matmul (build + eval, transpose, x float32) on %d threads "
+      "(%s, core %s)\n\n",
+      readers.threads, openblas_get_config(), openblas_get_corename());
   printf(
       "| format | N x K | M | qmm ms | weight GB/s | roof GB/s (%s read) | roof ratio | "
       "scalar-loop read GB/s | scalar-loop ratio (Step 3's) | sgemm ms (float32 weights) | "

@@ -2,12 +2,12 @@
  * allows, gathered into ledger scratch otherwise. */
 #include "cpu/gemm.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <stdio.h>
 
 #include "base/status.h"
 #include "cpu/rows.h"
+#include "cpu/sgemm.h"
 
 tsr_status tsri_cpu_scratch(tsr_device device, int64_t count, tsri_buffer **out) {
   uint64_t bytes = (uint64_t)count * sizeof(float);
@@ -102,8 +102,6 @@ void tsri_gemm_operand_free(tsri_gemm_operand *op) {
 
 void tsri_gemm(const tsri_gemm_operand *a, const tsri_gemm_operand *b, bool transpose_b, int64_t m,
                int64_t n, int64_t k, float alpha, float beta, float *c, int64_t ldc) {
-  enum CBLAS_TRANSPOSE trans_a = a->transposed ? CblasTrans : CblasNoTrans;
-  enum CBLAS_TRANSPOSE trans_b = (b->transposed != transpose_b) ? CblasTrans : CblasNoTrans;
-  cblas_sgemm(CblasRowMajor, trans_a, trans_b, (int)m, (int)n, (int)k, alpha, a->data, a->ld,
-              b->data, b->ld, beta, c, (int)ldc);
+  tsri_sgemm(a->transposed, b->transposed != transpose_b, m, n, k, alpha, a->data, a->ld, b->data,
+             b->ld, beta, c, ldc);
 }

@@ -6,7 +6,6 @@
  * cpu/qgemm_avx512.c, cpu/qgemm_avx2.c). */
 #include "cpu/qmm_fast.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "cpu/parallel.h"
 #include "cpu/qgemm.h"
 #include "cpu/qmm_fast_isa.h"
+#include "cpu/sgemm.h"
 
 enum {
   /* Weight bytes one chunk of a parallel loop reads at least: smaller problems run on the
@@ -72,6 +72,23 @@ void tsri_qmm_fast_dequantize_row(const tsri_qmm_problem *p, int64_t row, float 
 
 const char *tsri_qmm_fast_isa_name(void) {
   return isa()->name;
+}
+
+/* ---- the fp scale tables -------------------------------------------------------------------- */
+
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+static float e4m3_table[256], e8m0_table[256];
+
+static void fill_scale_tables(void) {
+  for (uint32_t code = 0; code < 256; code++) {
+    e4m3_table[code] = tsri_qf_e4m3_decode(code);
+    e8m0_table[code] = tsri_qf_e8m0_decode(code);
+  }
+}
+
+const float *tsri_qmm_scale_table(int mode) {
+  pthread_once(&tables_once, fill_scale_tables);
+  return mode == TSRI_QF_NVFP4 ? e4m3_table : e8m0_table;
 }
 
 /* ---- the portable kernels ------------------------------------------------------------------- */
@@ -285,17 +302,16 @@ static bool run_tiled(const tsri_qmm_isa *kernels, const tsri_qmm_problem *p) {
   tsri_buffer *scratch = NULL;
   if (tsri_cpu_scratch(p->device, tile_rows * row_codes, &scratch) != TSR_OK) return false;
   tile_job job = {p, kernels, 0, row_codes, (float *)scratch->data};
-  int m = (int)p->m, ldx = (int)p->x_row_stride, ldy = (int)p->y_row_stride;
   for (int64_t first = 0; first < rows; first += tile_rows) {
     int64_t count = rows - first < tile_rows ? rows - first : tile_rows;
     job.first_row = first;
     tsri_parallel_for(count, rows_per_chunk(p), dequantize_chunk, &job);
     if (p->transpose) /* y[:, first:first+count] = x @ tile.T */
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, (int)count, (int)p->k, 1.0f, p->x,
-                  ldx, job.tile, (int)row_codes, 0.0f, p->y + first, ldy);
+      tsri_sgemm(false, true, p->m, count, p->k, 1.0f, p->x, p->x_row_stride, job.tile, row_codes,
+                 0.0f, p->y + first, p->y_row_stride);
     else /* y += x[:, first:first+count] @ tile */
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, (int)p->n, (int)count, 1.0f,
-                  p->x + first, ldx, job.tile, (int)row_codes, first == 0 ? 0.0f : 1.0f, p->y, ldy);
+      tsri_sgemm(false, false, p->m, p->n, count, 1.0f, p->x + first, p->x_row_stride, job.tile,
+                 row_codes, first == 0 ? 0.0f : 1.0f, p->y, p->y_row_stride);
   }
   tsri_buffer_release(scratch);
   return true;

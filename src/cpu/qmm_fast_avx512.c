@@ -2,7 +2,8 @@
  * (cpu/qmm_fast_isa.h: the sgemm tiles, the fused GEMM's panels, tsr_dequantize) and the ISA
  * table; the qmv kernels are cpu/qmm_fast_avx512_qmv.c. 2- and 4-bit codes become weights through
  * a 16-entry table per group (vpermps: T(T(s * q) + b) for affine, E2M1 value * scale for
- * mxfp4/nvfp4), 8-bit codes through a conversion (affine) or E4M3 bit arithmetic (mxfp8),
+ * mxfp4/nvfp4), 8-bit codes through a conversion (affine) or, for mxfp8, through float16
+ * (vcvtph2ps; E4M3 bit arithmetic for a group with a NaN code or a scale of 2^120 or more),
  * 3/5/6-bit codes are unpacked to bytes first; affine weights are rounded to the scales' dtype
  * exactly as cpu/qmm.h says (these are tsr_dequantize's values, bit for bit). Every function
  * carries target("avx512f"), so the library builds and runs without it; cpu/qmm_fast.c calls
@@ -233,6 +234,14 @@ AVX512_INLINE void dequantize_byte_segment(const segment *t, float *dst) {
       tsri_qmm_unpack_codes((const uint32_t *)(const void *)t->bytes, begin, group_size, t->p->bits,
                             unpacked);
       codes = unpacked;
+    }
+    if (mode == TSRI_QF_MXFP8 && t->scales[g] < 0x1p120f && e4m3_nan_free(codes, group_size)) {
+      /* The float16 decode: the same weights (see mxfp8_half_ok in cpu/qmm_fast_avx512_qmv.c). */
+      __m512 scaled = _mm512_set1_ps(t->scales[g] * 256.0f);
+      for (int64_t i = 0; i < group_size; i += LANES)
+        _mm512_storeu_ps(dst + (begin - t->origin) + i,
+                         _mm512_mul_ps(e4m3_values_over_256(codes + i), scaled));
+      continue;
     }
     for (int64_t i = 0; i < group_size; i += LANES) {
       __m512i v = load_bytes16(codes + i);

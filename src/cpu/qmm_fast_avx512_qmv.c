@@ -26,11 +26,6 @@ AVX512_INLINE void prefetch(const uint8_t *codes) {
   _mm_prefetch((const char *)((uintptr_t)codes + PREFETCH_BYTES), _MM_HINT_T0);
 }
 
-/* Which table each lane of a two-group block reads: lanes 8..15 hold the second group. */
-AVX512_INLINE __m512i second_half(void) {
-  return _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 16, 16, 16, 16, 16, 16, 16, 16);
-}
-
 /* Partial sums [x row][weight row][chain]. Each sum runs in two chains (alternate vectors), and
    with one or two x rows two weight rows are walked together: enough independent FMAs in flight
    to hide their latency, where one chain per output left the loop latency-bound. */
@@ -45,8 +40,19 @@ typedef struct {
   const float *xsums; /* M x groups: affine's sums of x over each group */
   const uint8_t *bytes[2];
   int64_t first, count;
+  /* fp modes: each row's scale codes and their values (tsri_qmm_scale_table); affine: the
+     segment's scales and biases, widened. */
+  const uint8_t *scale_codes[2];
+  const float *scale_table;
   float scales[2][TSRI_QMM_SEGMENT_GROUPS], biases[2][TSRI_QMM_SEGMENT_GROUPS];
 } qmv_segment;
+
+/* Group g's scale of weight row r: for fp modes one load through the table (widening a segment's
+   E4M3 scales into an array first took a fifth of nvfp4's qmv time). */
+AVX512_INLINE float segment_scale(const qmv_segment *t, int r, int64_t g) {
+  if (t->p->mode == TSRI_QF_AFFINE) return t->scales[r][g];
+  return t->scale_table[t->scale_codes[r][t->first + g]];
+}
 
 AVX512_INLINE void add_products(sums *s, int r, int chain, __m512 w, const float *x,
                                 int64_t k_stride, int rows) {
@@ -73,7 +79,7 @@ AVX512_INLINE __m512 code_values(int kind) {
    a table per group cost mxfp4 qmv a quarter of its time; the affine tables of exact weights
    (T(T(s * q) + b), rounded twice to the scales' dtype) cost affine 4-bit a third of its time. */
 AVX512_INLINE __m512 group_table(const qmv_segment *t, int r, int64_t g, __m512 values) {
-  return _mm512_mul_ps(values, _mm512_set1_ps(t->scales[r][g]));
+  return _mm512_mul_ps(values, _mm512_set1_ps(segment_scale(t, r, g)));
 }
 
 /* 2- or 4-bit codes (the table kinds); x in the (16 lanes, 8 / bits) order. */
@@ -82,7 +88,7 @@ AVX512_INLINE void table_segment(const qmv_segment *t, int rows, int wrows, int 
   const __m512 values = code_values(kind);
   const int per_byte = 8 / bits;
   const int64_t k = t->p->k, group_size = t->p->group_size, block = LANES * per_byte;
-  __m512 table[2], second[2];
+  __m512 table[2];
   if (group_size >= block) {
     for (int64_t g = 0; g < t->count; g++) {
       for (int r = 0; r < wrows; r++)
@@ -103,22 +109,24 @@ AVX512_INLINE void table_segment(const qmv_segment *t, int rows, int wrows, int 
     }
     return;
   }
-  /* Two groups per 16 bytes (nvfp4's 16, or 32 at 2 bits): one table per half of the lanes. */
+  /* Two groups per 16 bytes (nvfp4's 16, or 32 at 2 bits): the codes' values through the
+     constant table, times each half's scale (lanes 0..7 the first group's, 8..15 the second's):
+     the same products as a table per group, without the two-table permute and the index
+     arithmetic it needs (nvfp4 one core, 4096 x 4096: 12 -> 9 vector operations per 16 bytes). */
   int64_t g = 0;
   for (; g + 2 <= t->count; g += 2) {
     int64_t at = (t->first + g) * group_size;
 #pragma GCC unroll 2
     for (int r = 0; r < wrows; r++) {
-      table[r] = group_table(t, r, g, values);
-      second[r] = group_table(t, r, g + 1, values);
+      __m512 scale = _mm512_mask_blend_ps(0xff00, _mm512_set1_ps(segment_scale(t, r, g)),
+                                          _mm512_set1_ps(segment_scale(t, r, g + 1)));
       prefetch(t->bytes[r] + at / per_byte);
       __m512i v = load_bytes16(t->bytes[r] + at / per_byte);
 #pragma GCC unroll 4
       for (int j = 0; j < per_byte; j++) {
-        __m512i index = _mm512_ternarylogic_epi32(_mm512_srli_epi32(v, j * bits),
-                                                  _mm512_set1_epi32(15), second_half(), 0xea);
-        add_products(s, r, j & 1, _mm512_permutex2var_ps(table[r], index, second[r]),
-                     t->xp + at + j * LANES, k, rows);
+        __m512 w =
+            _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(v, j * bits), values), scale);
+        add_products(s, r, j & 1, w, t->xp + at + j * LANES, k, rows);
       }
     }
   }
@@ -138,11 +146,112 @@ AVX512_INLINE void table_segment(const qmv_segment *t, int rows, int wrows, int 
   }
 }
 
+/* nvfp4 read as 32-bit words (MLX's stored layout as it lies): a 64-byte load is 128 codes, lane i
+   the 8 codes of word i, so lanes 2i and 2i + 1 hold group i of the block (16 codes a group); each
+   nibble shifted down goes through the constant E2M1 table and is multiplied by a vector holding
+   each lane's group scale, which one permute spreads from 16 decoded scales: the exact weights
+   value * scale, with one shuffle per 32 codes fewer than the widened bytes and no per-group
+   broadcasts (bare loops, one core, L1-resident: 18-20 G codes/s against 12 for the byte path with
+   either scale handling). x in the (16 lanes, 8 codes) order, then 64-code half blocks, then
+   natural order for the last groups. (Affine 4-bit read this way, with partial sums of x q per
+   block times the block's scales, ran its bare loop at 25-26 G codes/s, no faster than its byte
+   path's 22-28: not kept.) */
+static inline bool nvfp4_words(const tsri_qmm_problem *p) {
+  return p->mode == TSRI_QF_NVFP4;
+}
+
+/* Lanes 2i and 2i + 1 of the result hold lane first + i of scales. */
+AVX512_INLINE __m512 scale_pairs(__m512 scales, int first) {
+  __m512i lane =
+      _mm512_srli_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 1);
+  return _mm512_permutexvar_ps(_mm512_add_epi32(lane, _mm512_set1_epi32(first)), scales);
+}
+
+/* Scales of `count` <= 16 groups of row r from group g on (beyond count: zero codes, never read
+   past the row's scales). */
+AVX512_INLINE __m512 nvfp4_scales(const qmv_segment *t, int r, int64_t g, int64_t count) {
+  const uint8_t *codes = t->scale_codes[r] + t->first + g;
+  if (count >= LANES) return e4m3_values(load_bytes16(codes));
+  uint8_t some[LANES] = {0};
+  memcpy(some, codes, (size_t)count);
+  return e4m3_values(load_bytes16(some));
+}
+
+/* One block of weight row r from code `at`: `lanes` 16 (128 codes) or 8 (64). */
+AVX512_INLINE void nvfp4_block(const qmv_segment *t, int rows, int r, int64_t at, __m512 scale,
+                               int lanes, sums *s) {
+  const __m512 values = code_values(FP4);
+  const uint8_t *codes = t->bytes[r] + at / 2;
+  prefetch(codes);
+  __m512i v = lanes == LANES ? _mm512_loadu_si512((const void *)codes)
+                             : _mm512_maskz_loadu_epi32(0xff, (const void *)codes);
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; j++) {
+    __m512 w = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(v, 4 * j), values), scale);
+#pragma GCC unroll 8
+    for (int m = 0; m < rows; m++) {
+      __m512 x = _mm512_maskz_loadu_ps(lanes == LANES ? 0xffff : 0xff,
+                                       t->xp + m * t->p->k + at + j * lanes);
+      s->acc[m][r][j & 1] = _mm512_fmadd_ps(w, x, s->acc[m][r][j & 1]);
+    }
+  }
+}
+
+/* One group (16 codes, x in natural order) of weight row r from code `at`: byte i / 2 in lane i,
+   shifted down by 4 in odd lanes. */
+AVX512_INLINE void nvfp4_natural_group(const qmv_segment *t, int rows, int r, int64_t at,
+                                       __m512 scale, sums *s) {
+  __m128i bytes = _mm_loadl_epi64((const __m128i *)(const void *)(t->bytes[r] + at / 2));
+  bytes = _mm_shuffle_epi8(bytes, _mm_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7));
+  __m512i v = _mm512_srlv_epi32(_mm512_cvtepu8_epi32(bytes),
+                                _mm512_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4));
+  __m512 w = _mm512_mul_ps(_mm512_permutexvar_ps(v, code_values(FP4)), scale);
+#pragma GCC unroll 8
+  for (int m = 0; m < rows; m++)
+    s->acc[m][r][0] =
+        _mm512_fmadd_ps(w, _mm512_loadu_ps(t->xp + m * t->p->k + at), s->acc[m][r][0]);
+}
+
+AVX512_INLINE void nvfp4_segment(const qmv_segment *t, int rows, int wrows, sums *s) {
+  const int64_t group_size = t->p->group_size, begin = t->first * group_size;
+  __m512 scales[2];
+  int64_t g = 0;
+  for (; g + 8 <= t->count; g += 16) { /* blocks of 8 groups, scales decoded 16 at a time */
+#pragma GCC unroll 2
+    for (int r = 0; r < wrows; r++)
+      scales[r] = nvfp4_scales(t, r, g, t->count - g);
+#pragma GCC unroll 2
+    for (int half = 0; half < 2; half++)
+#pragma GCC unroll 2
+      for (int r = 0; r < wrows; r++)
+        if (g + 8 * half + 8 <= t->count)
+          nvfp4_block(t, rows, r, begin + (g + 8 * half) * group_size,
+                      scale_pairs(scales[r], 8 * half), LANES, s);
+  }
+  if (g > t->count) g -= 8; /* the loop's last step held one block of 8 groups */
+  if (g + 4 <= t->count) {
+#pragma GCC unroll 2
+    for (int r = 0; r < wrows; r++)
+      nvfp4_block(t, rows, r, begin + g * group_size, scale_pairs(nvfp4_scales(t, r, g, 4), 0),
+                  LANES / 2, s);
+    g += 4;
+  }
+  for (; g < t->count; g++)
+#pragma GCC unroll 2
+    for (int r = 0; r < wrows; r++)
+      nvfp4_natural_group(t, rows, r, begin + g * group_size,
+                          _mm512_set1_ps(segment_scale(t, r, g)), s);
+}
+
+/* How a byte group's codes become values: affine q converted, E4M3 exactly (e4m3_values), or
+   E4M3 through float16 with the scale taken times 256 (exact weights too: mxfp8_half_ok). */
+enum { BYTES_AFFINE, BYTES_E4M3, BYTES_E4M3_HALF };
+
 /* One group of 8-bit codes (affine 8, mxfp8) or of 3/5/6-bit codes unpacked to bytes, of each
    weight row; x in natural order. Groups hold at least 32 codes: two vectors, one per chain.
    Affine in the factored form: s * q, one multiply per weight (the exact weights' two roundings
    to bfloat16 cost ~15 vector operations per 16 codes). */
-AVX512_INLINE void byte_group(const qmv_segment *t, int rows, int wrows, int mode, int64_t begin,
+AVX512_INLINE void byte_group(const qmv_segment *t, int rows, int wrows, int decode, int64_t begin,
                               const uint8_t *const *codes, const __m512 *scale, sums *s) {
   const int64_t k = t->p->k, group_size = t->p->group_size;
   for (int64_t i = 0; i < group_size; i += 2 * LANES)
@@ -150,24 +259,42 @@ AVX512_INLINE void byte_group(const qmv_segment *t, int rows, int wrows, int mod
     for (int r = 0; r < wrows; r++)
 #pragma GCC unroll 2
       for (int chain = 0; chain < 2; chain++) {
+        const uint8_t *at = codes[r] + i + chain * LANES;
         prefetch(t->bytes[r] + (begin + i) * t->p->bits / 8 + chain * LANES);
-        __m512i v = load_bytes16(codes[r] + i + chain * LANES);
-        __m512 q = mode == TSRI_QF_MXFP8 ? e4m3_values(v) : _mm512_cvtepi32_ps(v);
+        __m512 q = decode == BYTES_E4M3_HALF ? e4m3_values_over_256(at)
+                   : decode == BYTES_E4M3    ? e4m3_values(load_bytes16(at))
+                                             : _mm512_cvtepi32_ps(load_bytes16(at));
         __m512 w = _mm512_mul_ps(q, scale[r]);
         add_products(s, r, chain, w, t->xp + begin + i + chain * LANES, k, rows);
       }
 }
 
-AVX512_INLINE void byte_segment(const qmv_segment *t, int rows, int wrows, int mode, bool unpack,
+/* Whether weight row r's segment of mxfp8 may take BYTES_E4M3_HALF: no NaN code (which it would
+   decode as 480) and every scale below 2^120, so that scale * 256 is finite and (value / 256) *
+   (scale * 256) is the weight value * scale exactly (two exact factors whose product has at most
+   4 significant bits, within float32's range, subnormal weights included: the smallest is 2^-9 *
+   2^-127). Else (an Inf scale, a NaN code, scales near the top) the segment takes the exact
+   decode, whose NaN and Inf weights are the reference's. */
+AVX512_INLINE bool mxfp8_half_ok(const qmv_segment *t, int r) {
+  const int64_t group_size = t->p->group_size;
+  if (!e4m3_nan_free(t->bytes[r] + t->first * group_size, t->count * group_size)) return false;
+  uint8_t largest = 0; /* E8M0 code 247 is 2^120 */
+  for (int64_t g = 0; g < t->count; g++)
+    largest = t->scale_codes[r][t->first + g] > largest ? t->scale_codes[r][t->first + g] : largest;
+  return largest < 247;
+}
+
+AVX512_INLINE void byte_segment(const qmv_segment *t, int rows, int wrows, int decode, bool unpack,
                                 sums *s) {
   const int64_t group_size = t->p->group_size;
+  const float factor = decode == BYTES_E4M3_HALF ? 256.0f : 1.0f;
   uint8_t unpacked[2][MAX_GROUP];
   for (int64_t g = 0; g < t->count; g++) {
     int64_t begin = (t->first + g) * group_size;
     const uint8_t *codes[2];
     __m512 scale[2];
     for (int r = 0; r < wrows; r++) {
-      scale[r] = _mm512_set1_ps(t->scales[r][g]);
+      scale[r] = _mm512_set1_ps(segment_scale(t, r, g) * factor);
       codes[r] = t->bytes[r] + begin;
       if (unpack) {
         tsri_qmm_unpack_codes((const uint32_t *)(const void *)t->bytes[r], begin, group_size,
@@ -175,8 +302,19 @@ AVX512_INLINE void byte_segment(const qmv_segment *t, int rows, int wrows, int m
         codes[r] = unpacked[r];
       }
     }
-    byte_group(t, rows, wrows, mode, begin, codes, scale, s);
+    byte_group(t, rows, wrows, decode, begin, codes, scale, s);
   }
+}
+
+/* mxfp8: the float16 decode where mxfp8_half_ok allows it for every row, else the exact one. */
+AVX512_INLINE void mxfp8_segment(const qmv_segment *t, int rows, int wrows, sums *s) {
+  bool half = true;
+  for (int r = 0; r < wrows; r++)
+    half = half && mxfp8_half_ok(t, r);
+  if (half)
+    byte_segment(t, rows, wrows, BYTES_E4M3_HALF, false, s);
+  else
+    byte_segment(t, rows, wrows, BYTES_E4M3, false, s);
 }
 
 /* The factored affine form's b * (sum of x over the group), for the segment's groups, added to
@@ -209,15 +347,20 @@ AVX512_INLINE void qmv_rows_at(const tsri_qmm_problem *p, const float *xp, const
   t.p = p;
   t.xp = xp;
   t.xsums = xsums;
-  for (int r = 0; r < wrows; r++)
+  for (int r = 0; r < wrows; r++) {
     t.bytes[r] = (const uint8_t *)(p->w + (row + r) * p->w_row_words);
+    t.scale_codes[r] = (const uint8_t *)p->scales + (row + r) * p->scale_row_stride;
+  }
+  t.scale_table = p->mode == TSRI_QF_AFFINE ? NULL : tsri_qmm_scale_table(p->mode);
   const int64_t groups = p->k / p->group_size;
   for (t.first = 0; t.first < groups; t.first += TSRI_QMM_SEGMENT_GROUPS) {
     t.count =
         groups - t.first < TSRI_QMM_SEGMENT_GROUPS ? groups - t.first : TSRI_QMM_SEGMENT_GROUPS;
-    for (int r = 0; r < wrows; r++)
-      tsri_avx512_widen_params(p, row + r, t.first, t.count, t.scales[r], t.biases[r]);
-    if (p->mode == TSRI_QF_AFFINE) bias_products(&t, rows, wrows, &s);
+    if (p->mode == TSRI_QF_AFFINE) {
+      for (int r = 0; r < wrows; r++)
+        tsri_avx512_widen_params(p, row + r, t.first, t.count, t.scales[r], t.biases[r]);
+      bias_products(&t, rows, wrows, &s);
+    }
     switch (kind) {
       case TABLE2:
         table_segment(&t, rows, wrows, 2, TABLE2, &s);
@@ -226,16 +369,19 @@ AVX512_INLINE void qmv_rows_at(const tsri_qmm_problem *p, const float *xp, const
         table_segment(&t, rows, wrows, 4, TABLE4, &s);
         break;
       case FP4:
-        table_segment(&t, rows, wrows, 4, FP4, &s);
+        if (nvfp4_words(p))
+          nvfp4_segment(&t, rows, wrows, &s);
+        else
+          table_segment(&t, rows, wrows, 4, FP4, &s);
         break;
       case AFFINE8:
-        byte_segment(&t, rows, wrows, TSRI_QF_AFFINE, false, &s);
+        byte_segment(&t, rows, wrows, BYTES_AFFINE, false, &s);
         break;
       case MXFP8:
-        byte_segment(&t, rows, wrows, TSRI_QF_MXFP8, false, &s);
+        mxfp8_segment(&t, rows, wrows, &s);
         break;
       default:
-        byte_segment(&t, rows, wrows, TSRI_QF_AFFINE, true, &s);
+        byte_segment(&t, rows, wrows, BYTES_AFFINE, true, &s);
         break;
     }
   }
@@ -307,6 +453,7 @@ int64_t tsri_avx512_qmv_max_m(const tsri_qmm_problem *p) {
 tsri_qmm_x_order tsri_avx512_x_order(const tsri_qmm_problem *p) {
   int kind = kind_of(p);
   if (kind == TABLE2) return (tsri_qmm_x_order){LANES, 4};
+  if (nvfp4_words(p)) return (tsri_qmm_x_order){LANES, 8};
   if (kind == TABLE4 || kind == FP4) return (tsri_qmm_x_order){LANES, 2};
   return (tsri_qmm_x_order){0, 1};
 }

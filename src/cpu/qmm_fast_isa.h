@@ -31,7 +31,8 @@
  * lanes / 2; per_byte 1 is the natural order. */
 typedef struct {
   int lanes;    /* lanes of one vector of decoded weights; 0 = natural order */
-  int per_byte; /* codes per byte: 8 / bits for 2 and 4 bits, else 1 */
+  int per_byte; /* codes per lane: 8 / bits for 2 and 4 bits read as bytes, 8 for 4-bit codes
+                   read as 32-bit words, else 1 */
 } tsri_qmm_x_order;
 
 /* The register-blocked core of the fused quantized GEMM (cpu/qgemm.c) in one instruction set:
@@ -97,6 +98,10 @@ static inline float tsri_qmm_scale(const tsri_qmm_problem *p, int64_t row, int64
 static inline float tsri_qmm_bias(const tsri_qmm_problem *p, int64_t row, int64_t g) {
   return tsri_qmm_load_float(p->biases, p->scale_dtype, row * p->scale_row_stride + g);
 }
+
+/* Every fp scale code's value (256 floats: E4M3 for nvfp4, E8M0 for mxfp4/mxfp8), exactly
+   tsri_qmm_scale's: decode reads a group's scale as one load through it (cpu/qmm_fast.c). */
+const float *tsri_qmm_scale_table(int mode);
 
 /* The kernels read a row's scales (and biases) a segment of groups at a time, widened into float
    arrays first, so that no call (a float16 or E4M3 decode) sits inside their SIMD loops. */
