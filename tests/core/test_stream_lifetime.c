@@ -196,8 +196,13 @@ static void shutdown_from_host(void *ctx) {
 static host_call run_host(tsr_stream *s, tsr_stream *other, void (*fn)(void *)) {
   host_call call = {s, other, TSR_ERR_DIST, ""};
   CHECK_OK(tsr_stream_enqueue_host(s, fn, &call));
+  /* The first synchronize covers the host function only: what it submitted (a refused eval's
+     arrays stay submitted) was queued after that call took its sequence number, so both streams
+     are synchronized again once it has run (else their buffers may still be live at the ledger
+     check: seen under load). */
   CHECK_OK(tsr_stream_synchronize(s));
   CHECK_OK(tsr_stream_synchronize(other));
+  CHECK_OK(tsr_stream_synchronize(s));
   return call;
 }
 
