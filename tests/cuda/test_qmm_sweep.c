@@ -30,8 +30,6 @@
 #include "cuda/qmm_sweep.h"
 #include "quant/qmm_ref.h"
 
-static const tsr_device cpu = {TSR_CPU, 0}, gpu = {TSR_GPU, 0};
-
 /* ---- the data ------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -48,19 +46,6 @@ static void fail_case(const sweep_case *c, const char *what, const char *detail)
   describe(c, stderr);
   fprintf(stderr, "  last error: %s\n", tsr_last_error());
   exit(1);
-}
-
-static void storef(void *dst, tsr_dtype dtype, int64_t i, float v) {
-  if (dtype == TSR_FLOAT32)
-    ((float *)dst)[i] = v;
-  else
-    ((uint16_t *)dst)[i] = dtype == TSR_FLOAT16 ? tsr_f32_to_f16(v) : tsr_f32_to_bf16(v);
-}
-
-static tsr_array *host_array(const void *data, tsr_dtype dtype, const int64_t *shape, int ndim) {
-  tsr_array *a = NULL;
-  CHECK_OK(tsr_array_from_data_on(&a, data, dtype, shape, ndim, cpu));
-  return a;
 }
 
 /* A [rows, cols] array stored transposed and viewed back: a strided operand. */

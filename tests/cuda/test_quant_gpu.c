@@ -10,9 +10,9 @@
  * scale; within qmm_ref.h's derived bound) and the index-out-of-range errors (the CPU's status
  * and message). Every GPU output is poisoned first (TSR_DEBUG_POISON=1, set here). Without a
  * usable GPU: one skip line. The randomized sweep is test_qmm_sweep.c. */
+#include "cuda/quant_gpu.h"
 #include "quant/qmm_ref.h"
 
-static const tsr_device cpu = {TSR_CPU, 0}, gpu = {TSR_GPU, 0};
 static tsr_stream *cpu_stream, *gpu_stream;
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
@@ -26,36 +26,6 @@ static uint32_t rnd(void) { /* xorshift64* */
 
 static double uniform(double lo, double hi) {
   return lo + (hi - lo) * (rnd() / 4294967296.0);
-}
-
-static const char *const MODE_NAMES[] = {"affine", "mxfp4", "mxfp8", "nvfp4"};
-
-static const struct {
-  tsr_quant_mode mode;
-  int bits, group_size;
-} FORMATS[] = {
-    {TSR_QUANT_AFFINE, 2, 32}, {TSR_QUANT_AFFINE, 2, 64}, {TSR_QUANT_AFFINE, 2, 128},
-    {TSR_QUANT_AFFINE, 3, 32}, {TSR_QUANT_AFFINE, 3, 64}, {TSR_QUANT_AFFINE, 3, 128},
-    {TSR_QUANT_AFFINE, 4, 32}, {TSR_QUANT_AFFINE, 4, 64}, {TSR_QUANT_AFFINE, 4, 128},
-    {TSR_QUANT_AFFINE, 5, 32}, {TSR_QUANT_AFFINE, 5, 64}, {TSR_QUANT_AFFINE, 5, 128},
-    {TSR_QUANT_AFFINE, 6, 32}, {TSR_QUANT_AFFINE, 6, 64}, {TSR_QUANT_AFFINE, 6, 128},
-    {TSR_QUANT_AFFINE, 8, 32}, {TSR_QUANT_AFFINE, 8, 64}, {TSR_QUANT_AFFINE, 8, 128},
-    {TSR_QUANT_MXFP4, 4, 32},  {TSR_QUANT_MXFP8, 8, 32},  {TSR_QUANT_NVFP4, 4, 16},
-};
-#define FORMAT_COUNT ((int)(sizeof FORMATS / sizeof FORMATS[0]))
-static const tsr_dtype FLOATS[3] = {TSR_FLOAT32, TSR_FLOAT16, TSR_BFLOAT16};
-
-static void storef(void *dst, tsr_dtype dtype, int64_t i, float v) {
-  if (dtype == TSR_FLOAT32)
-    ((float *)dst)[i] = v;
-  else
-    ((uint16_t *)dst)[i] = dtype == TSR_FLOAT16 ? tsr_f32_to_f16(v) : tsr_f32_to_bf16(v);
-}
-
-static tsr_array *host_array(const void *data, tsr_dtype dtype, const int64_t *shape, int ndim) {
-  tsr_array *a = NULL;
-  CHECK_OK(tsr_array_from_data_on(&a, data, dtype, shape, ndim, cpu));
-  return a;
 }
 
 /* a's elements, read back (malloc'ed; *bytes set). */
