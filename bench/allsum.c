@@ -19,6 +19,8 @@
 
 #include <tessera/tessera.h>
 
+#include "allsum_report.h"
+
 enum { REPEATS = 5 };
 
 static double now_s(void) {
@@ -83,19 +85,7 @@ static void run_size(tsr_group *g, tsr_stream *s, float *send, float *recv, floa
   }
   check_same(recv, ref, count);
   if (tsr_group_rank(g) != 0) return;
-  double gbs_mpi = (double)bytes / best_mpi * 1e-9, gbs_tsr = (double)bytes / best_tsr * 1e-9;
-  printf("%12zu  %6d  %10.3f  %10.3f  %9.2f  %9.2f  %6.3f  %8.2f\n", bytes, iters, gbs_mpi, gbs_tsr,
-         best_mpi * 1e6, best_tsr * 1e6, gbs_tsr / gbs_mpi, (best_tsr - best_mpi) * 1e6);
-}
-
-static size_t max_bytes(void) {
-  const char *v = getenv("TSR_BENCH_ALLSUM_MAX");
-  size_t cap = (size_t)256 << 20;
-  if (v && *v) {
-    size_t asked = (size_t)strtoull(v, NULL, 10);
-    if (asked >= 4 && asked < cap) cap = asked;
-  }
-  return cap;
+  print_row(bytes, iters, best_mpi, best_tsr);
 }
 
 static void run_all(tsr_group *g, tsr_stream *s) {

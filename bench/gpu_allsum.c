@@ -20,6 +20,8 @@
 
 #include <tessera/tessera.h>
 
+#include "allsum_report.h"
+
 enum { REPEATS = 5 };
 
 typedef struct {
@@ -114,19 +116,7 @@ static void run_size(const bench_ctx *b, size_t bytes) {
     if (t_tsr < best_tsr) best_tsr = t_tsr;
   }
   if (tsr_group_rank(b->group) != 0) return;
-  double gbs_raw = (double)bytes / best_raw * 1e-9, gbs_tsr = (double)bytes / best_tsr * 1e-9;
-  printf("%12zu  %6d  %10.3f  %10.3f  %9.2f  %9.2f  %6.3f  %8.2f\n", bytes, iters, gbs_raw, gbs_tsr,
-         best_raw * 1e6, best_tsr * 1e6, gbs_tsr / gbs_raw, (best_tsr - best_raw) * 1e6);
-}
-
-static size_t max_bytes(void) {
-  const char *v = getenv("TSR_BENCH_ALLSUM_MAX");
-  size_t cap = (size_t)256 << 20;
-  if (v && *v) {
-    size_t asked = (size_t)strtoull(v, NULL, 10);
-    if (asked >= 4 && asked < cap) cap = asked;
-  }
-  return cap;
+  print_row(bytes, iters, best_raw, best_tsr);
 }
 
 static void run_all(bench_ctx *b) {
