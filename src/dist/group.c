@@ -184,6 +184,14 @@ void tsri_group_break(tsr_group *g, const char *reason) {
   if (first) tsri_log(TSRI_LOG_ERROR, "%s", reason);
 }
 
+tsr_status tsri_group_move_failed(tsr_group *g, const char *what, tsr_status status) {
+  char tag[32], reason[TSR_ERROR_MAX];
+  snprintf(reason, sizeof reason, "%s %s: %s; the group is now broken", tsri_group_tag(g, tag),
+           what, tsr_last_error());
+  tsri_group_break(g, reason);
+  return tsri_error(status, "%s", reason);
+}
+
 /* The absolute CLOCK_REALTIME instant `seconds` from now, for pthread_cond_timedwait. */
 static struct timespec deadline_after(double seconds) {
   struct timespec t;

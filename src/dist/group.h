@@ -93,6 +93,10 @@ double tsri_group_timeout(tsr_group *g);
 tsr_status tsri_group_check_usable(tsr_group *g, const char *what);
 /* Marks the group broken (the first reason is kept), wakes every data mover, logs it. */
 void tsri_group_break(tsr_group *g, const char *reason);
+/* A data move that failed part-way (the ranks may be anywhere in it, so nothing after it is
+ * safe): breaks the group with "<tag> <what>: <last error>; the group is now broken" and returns
+ * `status` with that message. */
+tsr_status tsri_group_move_failed(tsr_group *g, const char *what, tsr_status status);
 
 /* Waits until `ticket`'s turn to move data (every earlier ticket has moved) or the timeout:
  * TSR_OK, TSR_ERR_STATE (broken meanwhile) or TSR_ERR_DIST (timed out; breaks the group). */

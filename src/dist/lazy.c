@@ -30,13 +30,7 @@ static tsr_status move(tsr_group *g, const tsri_op *op, uint64_t ticket, const c
     status = g->transport->all_gather(g, send, op->out.data,
                                       (uint64_t)in->size * tsr_dtype_size(in->dtype), op->stream,
                                       timeout_s);
-  if (status != TSR_OK) { /* the ranks may be part-way through it: nothing after it is safe */
-    char tag[32], reason[TSR_ERROR_MAX];
-    snprintf(reason, sizeof reason, "%s %s: %s; the group is now broken", tsri_group_tag(g, tag),
-             what, tsr_last_error());
-    tsri_group_break(g, reason);
-    status = tsri_error(status, "%s", reason);
-  }
+  if (status != TSR_OK) status = tsri_group_move_failed(g, what, status);
   tsri_group_turn_done(g);
   return status;
 }

@@ -32,13 +32,7 @@ static tsr_status move(raw_sum *job) {
   if (status != TSR_OK) return status;
   status = g->transport->all_sum(g, job->send, job->recv, job->count, job->dtype, job->stream,
                                  tsri_group_timeout(g));
-  if (status != TSR_OK) {
-    char tag[32], reason[TSR_ERROR_MAX];
-    snprintf(reason, sizeof reason, "%s %s: %s; the group is now broken", tsri_group_tag(g, tag),
-             WHAT, tsr_last_error());
-    tsri_group_break(g, reason);
-    status = tsri_error(status, "%s", reason);
-  }
+  if (status != TSR_OK) status = tsri_group_move_failed(g, WHAT, status);
   tsri_group_turn_done(g);
   return status;
 }
