@@ -50,7 +50,8 @@ static tsr_status resolve_dtype(const tsr_convert_options *opt, const char *hf_d
   if (opt->dtype == TSR_CONVERT_DTYPE_AUTO) return conv_auto_dtype(hf_dir, dtype);
   if (opt->dtype != TSR_FLOAT16 && opt->dtype != TSR_BFLOAT16 && opt->dtype != TSR_FLOAT32)
     return tsr_error_set(TSR_ERR_INVALID,
-                         "convert: dtype %d is not float16, bfloat16, float32 or auto", opt->dtype);
+                         "convert: dtype %d (%s) is not float16, bfloat16, float32 or auto",
+                         opt->dtype, tsr_dtype_name((tsr_dtype)opt->dtype));
   *dtype = opt->dtype;
   return TSR_OK;
 }
@@ -76,7 +77,7 @@ static tsr_status make_temp_dir(const char *out_dir, char *tmp, size_t size) {
 }
 
 /* Loads the written checkpoint the way tsr_model_load does (weights wrapped, not copied). */
-static tsr_status verify(const char *dir) {
+static tsr_status verify(const char *dir, const char *hf_dir) {
   glm_config cfg;
   tsr_status st = glm_config_load(&cfg, dir);
   if (st != TSR_OK) return st;
@@ -88,8 +89,10 @@ static tsr_status verify(const char *dir) {
   tsr_safetensors_close(ckpt);
   glm_config_free(&cfg);
   if (st != TSR_OK)
-    return tsr_error_set(st, "convert: the converted checkpoint does not load: %s",
-                         tsr_last_error());
+    return tsr_error_set(st,
+                         "convert: the converted checkpoint does not load (%s lacks a tensor the "
+                         "model needs, or has one of the wrong shape): %s",
+                         hf_dir, tsr_last_error());
   return TSR_OK;
 }
 
@@ -98,7 +101,7 @@ static tsr_status convert_into(converter *c, const char *tmp) {
   if (st == TSR_OK) st = conv_writer_finish(c->out);
   if (st == TSR_OK) st = conv_write_config(c->hf_dir, tmp, &c->quant);
   if (st == TSR_OK) st = conv_copy_files(c->hf_dir, tmp);
-  if (st == TSR_OK) st = verify(tmp);
+  if (st == TSR_OK) st = verify(tmp, c->hf_dir);
   return st;
 }
 
