@@ -133,60 +133,116 @@ static tsr_status add_named(converter *c, const char *path, const char *suffix, 
   return conv_writer_add(c->out, name, a);
 }
 
-/* The linear layer at module path `path` with float weight w (taken): cast, then quantized
- * (path.weight, .scales, .biases) when its input width is a multiple of the group size. */
-static tsr_status emit_linear(converter *c, const char *path, tsr_array *w) {
+/* A linear layer as stored: weight (packed or float), scales and biases (NULL when absent). */
+typedef struct {
+  tsr_array *part[3];
+} linear_parts;
+
+static const char *const part_names[3] = {"weight", "scales", "biases"};
+
+static void parts_release(linear_parts *p) {
+  for (int i = 0; i < 3; i++)
+    tsr_array_release(p->part[i]);
+  memset(p, 0, sizeof *p);
+}
+
+/* w (taken) cast, then quantized when its input width is a multiple of the group size. */
+static tsr_status quantize_linear(converter *c, const char *path, tsr_array *w, linear_parts *out) {
+  memset(out, 0, sizeof *out);
   tsr_status st = cast(c, &w);
   if (st != TSR_OK) {
     tsr_array_release(w);
     return st;
   }
   parameters_add(c, w);
-  int64_t in = tsr_array_dim(w, -1);
-  if (tsr_array_ndim(w) < 2 || in % c->quant.group_size != 0)
-    return add_named(c, path, "weight", w);
-  tsr_array *wq = NULL, *scales = NULL, *biases = NULL;
-  st = tsr_quantize(&wq, &scales, &biases, w, c->quant.group_size, c->quant.bits, c->quant.mode,
-                    NULL);
+  if (tsr_array_ndim(w) < 2 || tsr_array_dim(w, -1) % c->quant.group_size != 0) {
+    out->part[0] = w;
+    return TSR_OK;
+  }
+  st = tsr_quantize(&out->part[0], &out->part[1], &out->part[2], w, c->quant.group_size,
+                    c->quant.bits, c->quant.mode, NULL);
   tsr_array_release(w);
   if (st != TSR_OK) return tsr_error_set(st, "convert: %s: %s", path, tsr_last_error());
-  st = add_named(c, path, "weight", wq);
-  if (st == TSR_OK)
-    st = add_named(c, path, "scales", scales);
-  else
-    tsr_array_release(scales);
-  if (biases && st == TSR_OK)
-    st = add_named(c, path, "biases", biases);
-  else
-    tsr_array_release(biases);
+  return TSR_OK;
+}
+
+/* path.weight, path.scales, path.biases (those present) to the writer; p is emptied. */
+static tsr_status emit_parts(converter *c, const char *path, linear_parts *p) {
+  tsr_status st = TSR_OK;
+  for (int i = 0; i < 3; i++) {
+    if (p->part[i] && st == TSR_OK)
+      st = add_named(c, path, part_names[i], p->part[i]);
+    else
+      tsr_array_release(p->part[i]);
+    p->part[i] = NULL;
+  }
   return st;
 }
 
-/* experts.{0..E-1}.<proj>.weight of layer `prefix` stacked [E, out, in]. */
-static tsr_status stack_experts(converter *c, const char *prefix, const char *proj,
-                                tsr_array **out) {
-  int64_t experts = c->cfg->n_routed_experts;
-  tsr_array **parts = calloc((size_t)experts, sizeof *parts);
-  if (!parts) return tsr_error_set(TSR_ERR_NOMEM, "convert: out of memory stacking %s", prefix);
+/* The linear layer at module path `path` with float weight w (taken). */
+static tsr_status emit_linear(converter *c, const char *path, tsr_array *w) {
+  linear_parts p;
+  tsr_status st = quantize_linear(c, path, w, &p);
+  return st == TSR_OK ? emit_parts(c, path, &p) : st;
+}
+
+/* Expert e's weight, checked against expert 0's dtype and shape (`first`). */
+static tsr_status read_expert(converter *c, const char *name, const tsr_tensor_info *first,
+                              tsr_array **out) {
+  tsr_tensor_info info;
+  if (tsr_safetensors_find(c->in, name, &info) == TSR_OK &&
+      (info.dtype != first->dtype || info.ndim != 2 || first->ndim != 2 ||
+       info.shape[0] != first->shape[0] || info.shape[1] != first->shape[1]))
+    return tsr_error_set(TSR_ERR_IO,
+                         "convert: %s: tensor '%s' differs from expert 0 in dtype or shape (%s "
+                         "[%lld, %lld] vs %s [%lld, %lld])",
+                         info.file, name, tsr_dtype_name(info.dtype), (long long)info.shape[0],
+                         (long long)info.shape[1], tsr_dtype_name(first->dtype),
+                         (long long)first->shape[0], (long long)first->shape[1]);
+  return read_float(c, name, out);
+}
+
+/* Stacks part i of every expert along a new first axis. */
+static tsr_status stack_part(linear_parts *each, int64_t experts, int i, tsr_array **out) {
+  tsr_array **rows = calloc((size_t)experts, sizeof *rows);
+  if (!rows) return tsr_error_set(TSR_ERR_NOMEM, "convert: out of memory stacking experts");
   tsr_status st = TSR_OK;
-  char name[512];
+  for (int64_t e = 0; e < experts && st == TSR_OK; e++)
+    st = tsr_expand_dims(&rows[e], each[e].part[i], 0, NULL);
+  if (st == TSR_OK) st = tsr_concatenate(out, rows, (int)experts, 0, NULL);
+  for (int64_t e = 0; e < experts; e++)
+    tsr_array_release(rows[e]);
+  free(rows);
+  return st;
+}
+
+/* experts.{0..E-1}.<proj>.weight of layer `prefix` as switch_mlp.<proj> [E, out, in]. Each
+ * expert is cast and quantized on its own and the results stacked: the same bytes as quantizing
+ * the stack (rows are quantized independently), with one expert's float copy at a time. */
+static tsr_status emit_experts(converter *c, const char *prefix, const char *proj) {
+  int64_t experts = c->cfg->n_routed_experts;
+  linear_parts *each = calloc((size_t)experts, sizeof *each), stacked = {{NULL}};
+  if (!each) return tsr_error_set(TSR_ERR_NOMEM, "convert: out of memory stacking %s", prefix);
+  char name[512], path[512];
+  snprintf(path, sizeof path, "%s.switch_mlp.%s", prefix, proj);
+  snprintf(name, sizeof name, "%s.experts.0.%s.weight", prefix, proj);
+  tsr_tensor_info first;
+  tsr_status st = tsr_safetensors_find(c->in, name, &first);
   for (int64_t e = 0; e < experts && st == TSR_OK; e++) {
     tsr_array *one = NULL;
     snprintf(name, sizeof name, "%s.experts.%lld.%s.weight", prefix, (long long)e, proj);
-    st = read_float(c, name, &one);
-    if (st == TSR_OK && e > 0 &&
-        (tsr_array_dtype(one) != tsr_array_dtype(parts[0]) ||
-         tsr_array_dim(one, 0) != tsr_array_dim(parts[0], 1) ||
-         tsr_array_dim(one, -1) != tsr_array_dim(parts[0], -1) || tsr_array_ndim(one) != 2))
-      st = tsr_error_set(TSR_ERR_IO, "convert: tensor '%s' differs from expert 0 in dtype or shape",
-                         name);
-    if (st == TSR_OK) st = tsr_expand_dims(&parts[e], one, 0, NULL);
-    tsr_array_release(one);
+    st = read_expert(c, name, &first, &one);
+    if (st == TSR_OK) st = quantize_linear(c, path, one, &each[e]);
+    for (int i = 0; i < 3 && st == TSR_OK; i++)
+      if (each[e].part[i]) st = tsr_eval(&each[e].part[i], 1);
   }
-  if (st == TSR_OK) st = tsr_concatenate(out, parts, (int)experts, 0, NULL);
+  for (int i = 0; i < 3 && st == TSR_OK; i++)
+    if (each[0].part[i]) st = stack_part(each, experts, i, &stacked.part[i]);
   for (int64_t e = 0; e < experts; e++)
-    tsr_array_release(parts[e]);
-  free(parts);
+    parts_release(&each[e]);
+  free(each);
+  if (st == TSR_OK) return emit_parts(c, path, &stacked);
+  parts_release(&stacked);
   return st;
 }
 
@@ -226,9 +282,7 @@ static tsr_status emit(converter *c, const tsr_tensor_info *info, const tensor_k
       return TSR_OK;
     case ROLE_EXPERT:
       if (k->expert != 0) return TSR_OK; /* stacked with expert 0 */
-      snprintf(path, sizeof path, "%s.switch_mlp.%s", prefix, k->proj);
-      st = stack_experts(c, prefix, k->proj, &a);
-      return st == TSR_OK ? emit_linear(c, path, a) : st;
+      return emit_experts(c, prefix, k->proj);
     case ROLE_FUSED_GATE_UP:
       return emit_fused_gate_up(c, info->name, prefix);
     case ROLE_FUSED_DOWN:
