@@ -33,23 +33,22 @@
 extern "C" {
 #endif
 
-/* `dtype` value: cast as mlx-lm does (config.json's torch_dtype when it is float16, bfloat16
- * or float32, else keep each tensor's own dtype). */
-#define TSR_CONVERT_DTYPE_AUTO (-1)
-
+/* All zero is the default (tsr_convert_default_options returns it with nothing else set). */
 typedef struct {
   tsr_quant_mode mode;  /* default affine */
   int bits;             /* 0 = the mode's default (affine 4, mxfp4/nvfp4 4, mxfp8 8) */
   int group_size;       /* 0 = the mode's default (affine 64, mxfp4/mxfp8 32, nvfp4 16) */
-  int dtype;            /* TSR_FLOAT16, TSR_BFLOAT16, TSR_FLOAT32 or TSR_CONVERT_DTYPE_AUTO: the
-                           float tensors are cast to it before quantization (the router's
-                           e_score_correction_bias of glm4_moe is never cast, as in mlx-lm) */
+  bool cast;            /* false: as mlx-lm, cast the float tensors to config.json's torch_dtype
+                           when it is float16, bfloat16 or float32, else keep each tensor's own;
+                           true: cast them to `dtype`. Before quantization; glm4_moe's
+                           e_score_correction_bias is never cast, as in mlx-lm */
+  tsr_dtype dtype;      /* with cast: TSR_FLOAT16, TSR_BFLOAT16 or TSR_FLOAT32 */
   uint64_t shard_bytes; /* 0 = mlx-lm's 5 GiB; a tensor larger than it gets a shard of its own */
   bool progress;        /* progress bar on stderr (only when stderr is a terminal) */
   uint64_t reserved[8];
 } tsr_convert_options;
 
-/* affine, 4 bits, group 64, dtype auto, 5 GiB shards, no progress bar. */
+/* affine, 4 bits, group 64, mlx-lm's dtype rule, 5 GiB shards, no progress bar. */
 TSR_API tsr_convert_options tsr_convert_default_options(void);
 
 /* Converts the Hugging Face checkpoint folder `hf_dir` into a new folder `out_dir` (opt NULL =

@@ -19,7 +19,6 @@ tsr_convert_options tsr_convert_default_options(void) {
   tsr_convert_options opt;
   memset(&opt, 0, sizeof opt);
   opt.mode = TSR_QUANT_AFFINE;
-  opt.dtype = TSR_CONVERT_DTYPE_AUTO;
   return opt;
 }
 
@@ -47,12 +46,12 @@ static tsr_status resolve_quant(const tsr_convert_options *opt, glm_quant *q) {
 }
 
 static tsr_status resolve_dtype(const tsr_convert_options *opt, const char *hf_dir, int *dtype) {
-  if (opt->dtype == TSR_CONVERT_DTYPE_AUTO) return conv_auto_dtype(hf_dir, dtype);
+  if (!opt->cast) return conv_auto_dtype(hf_dir, dtype);
   if (opt->dtype != TSR_FLOAT16 && opt->dtype != TSR_BFLOAT16 && opt->dtype != TSR_FLOAT32)
     return tsr_error_set(TSR_ERR_INVALID,
-                         "convert: dtype %d (%s) is not float16, bfloat16, float32 or auto",
-                         opt->dtype, tsr_dtype_name((tsr_dtype)opt->dtype));
-  *dtype = opt->dtype;
+                         "convert: cannot cast to dtype %d (%s): float16, bfloat16 or float32",
+                         (int)opt->dtype, tsr_dtype_name(opt->dtype));
+  *dtype = (int)opt->dtype;
   return TSR_OK;
 }
 

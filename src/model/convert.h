@@ -50,8 +50,9 @@ typedef struct {
 /* Every tensor of the input, in name order, converted and handed to the writer. */
 tsr_status conv_tensors(converter *c);
 
-/* The cast target of TSR_CONVERT_DTYPE_AUTO: config.json's torch_dtype when it is float16,
- * bfloat16 or float32 (mlx-lm's rule), else -1. TSR_ERR_IO for a config that does not read. */
+/* The cast target when the options ask for none (mlx-lm's rule): config.json's torch_dtype when it
+ * is float16, bfloat16 or float32 (mlx-lm's rule), else -1. TSR_ERR_IO for a config that does not
+ * read. */
 tsr_status conv_auto_dtype(const char *hf_dir, int *dtype);
 /* `tmp`/config.json: the source's config.json as mlx-lm writes it back (generation_config's
  * eos_token_id merged in, the quantization and quantization_config blocks, keys sorted), plus

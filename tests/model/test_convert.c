@@ -18,16 +18,17 @@ static int32_t *tokens;
 typedef struct {
   const char *model, *variant;
   tsr_quant_mode mode;
-  int bits, group_size, dtype;
+  int bits, group_size;
+  tsr_dtype cast; /* 0: none asked for */
 } mlx_case;
 
 static const mlx_case mlx_cases[] = {
-    {"dense", "mlx-q4g64", TSR_QUANT_AFFINE, 0, 0, TSR_CONVERT_DTYPE_AUTO},
-    {"moe", "mlx-q4g64", TSR_QUANT_AFFINE, 0, 0, TSR_CONVERT_DTYPE_AUTO},
-    {"moe", "mlx-q8g32", TSR_QUANT_AFFINE, 8, 32, TSR_CONVERT_DTYPE_AUTO},
-    {"moe", "mlx-mxfp4", TSR_QUANT_MXFP4, 0, 0, TSR_CONVERT_DTYPE_AUTO},
+    {"dense", "mlx-q4g64", TSR_QUANT_AFFINE, 0, 0, 0},
+    {"moe", "mlx-q4g64", TSR_QUANT_AFFINE, 0, 0, 0},
+    {"moe", "mlx-q8g32", TSR_QUANT_AFFINE, 8, 32, 0},
+    {"moe", "mlx-mxfp4", TSR_QUANT_MXFP4, 0, 0, 0},
     {"moe", "mlx-q4g32-bf16", TSR_QUANT_AFFINE, 4, 32, TSR_BFLOAT16},
-    {"moe_g2", "mlx-q4g64", TSR_QUANT_AFFINE, 0, 0, TSR_CONVERT_DTYPE_AUTO},
+    {"moe_g2", "mlx-q4g64", TSR_QUANT_AFFINE, 0, 0, 0},
 };
 
 static float *logits_of(const char *dir) {
@@ -96,7 +97,8 @@ static void check_against_mlx(const mlx_case *c) {
   opt.mode = c->mode;
   opt.bits = c->bits;
   opt.group_size = c->group_size;
-  opt.dtype = c->dtype;
+  opt.cast = c->cast != 0;
+  opt.dtype = c->cast;
   free(tokens);
   tokens = golden_i32(fx_path(GLM_DATA, c->model), "tokens.npy", T);
   const char *out = convert(src, name, &opt);
@@ -199,6 +201,7 @@ static void check_bf16_source(void) {
   const char *out = convert(src, "moe-from-bf16", NULL);
   /* the same tensors as casting the float32 source to bfloat16 first */
   tsr_convert_options opt = tsr_convert_default_options();
+  opt.cast = true;
   opt.dtype = TSR_BFLOAT16;
   const char *ref = convert(FX_MOE_HF, "moe-cast-bf16", &opt);
   CHECK_EQ_U64(cv_same_tensors(out, ref), 105);
@@ -277,7 +280,8 @@ static void check_fused_experts(const char *per_expert) {
   fuse_layer(&t, 2);
   fx_tensors_save(&t, fx_path(dir, "model.safetensors"));
   fx_tensors_free(&t);
-  const char *out = convert(dir, "moe-from-fused", NULL);
+  tsr_convert_options zero = {0}; /* all zero is the default */
+  const char *out = convert(dir, "moe-from-fused", &zero);
   CHECK_EQ_U64(cv_same_tensors(out, per_expert), 105);
   printf("  %-22s transformers 5 fused experts = per-expert conversion\n", "moe-from-fused");
 }

@@ -52,6 +52,7 @@ static void check_options(void) {
     expect_fail(bad[i].what, FX_MOE_HF, &opt, TSR_ERR_INVALID, bad[i].needle, NULL);
   }
   tsr_convert_options opt = tsr_convert_default_options();
+  opt.cast = true;
   opt.dtype = TSR_INT32;
   expect_fail("dtype int32", FX_MOE_HF, &opt, TSR_ERR_INVALID, "dtype", NULL);
   CHECK_STATUS(tsr_model_convert(NULL, "x", NULL), TSR_ERR_INVALID);

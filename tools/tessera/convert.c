@@ -44,7 +44,7 @@ static bool parse_mode(const char *text, tsr_quant_mode *mode) {
   return false;
 }
 
-static bool parse_dtype(const char *text, int *dtype) {
+static bool parse_dtype(const char *text, tsr_dtype *dtype) {
   if (strcmp(text, "float16") == 0)
     *dtype = TSR_FLOAT16;
   else if (strcmp(text, "bfloat16") == 0)
@@ -70,6 +70,7 @@ static int parse_value(convert_args *a, const char *flag, const char *value) {
       return cli_usage_error("convert", "bad %s '%s'", flag, value);
     *(flag[2] == 'b' ? &a->opt.bits : &a->opt.group_size) = (int)n;
   } else if (strcmp(flag, "--dtype") == 0) {
+    a->opt.cast = true;
     if (!parse_dtype(value, &a->opt.dtype))
       return cli_usage_error("convert", "bad --dtype '%s' (float16, bfloat16, float32)", value);
   } else if (strcmp(flag, "--shard-size") == 0) {
