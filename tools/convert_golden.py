@@ -13,7 +13,8 @@ created and filled from PyPI if missing) and, for each case below:
 
   1. makes a fresh tiny random GLM with transformers (glm-spec §5 configs, tools/glm_golden's
      builder, seeds other than the committed models'), saved as transformers 5.x saves it:
-     float32 in one file, or bfloat16 in several shards (save_pretrained max_shard_size);
+     float32 or float16 in one file, or bfloat16 in several shards (save_pretrained
+     max_shard_size);
   2. converts it with mlx-lm (mlx_lm.convert.convert, on the copy whose config gets the top-level
      rope keys mlx-lm 0.32.2 needs, glm-spec §4.6) and with `tessera convert` (on the folder as
      transformers wrote it);
@@ -53,6 +54,12 @@ CASES = [
      dict(quantize=True, q_bits=8, q_group_size=32, q_mode="affine")),
     ("moe-f32-mxfp4", "moe", 7100, "float32", None, ["--mode", "mxfp4"],
      dict(quantize=True, q_bits=4, q_group_size=32, q_mode="mxfp4")),
+    ("moe-f32-mxfp8", "moe", 7100, "float32", None, ["--mode", "mxfp8"],
+     dict(quantize=True, q_bits=8, q_group_size=32, q_mode="mxfp8")),
+    ("moe-f32-nvfp4", "moe", 7100, "float32", None, ["--mode", "nvfp4"],
+     dict(quantize=True, q_bits=4, q_group_size=16, q_mode="nvfp4")),
+    ("dense-f32-q3g32", "dense", 7000, "float32", None, ["--bits", "3", "--group-size", "32"],
+     dict(quantize=True, q_bits=3, q_group_size=32, q_mode="affine")),
     ("moe_g2-f32-q4g64", "moe_g2", 7200, "float32", None, [],
      dict(quantize=True, q_bits=4, q_group_size=64, q_mode="affine")),
     # bfloat16 in shards: g32, since mlx-cpu runs a float expert (g64 leaves down_proj float)
@@ -61,6 +68,8 @@ CASES = [
      dict(quantize=True, q_bits=4, q_group_size=32, q_mode="affine")),
     ("dense-bf16-shards-q4g64", "dense", 7400, "bfloat16", "60KB", [],
      dict(quantize=True, q_bits=4, q_group_size=64, q_mode="affine")),
+    ("dense-f16-q8g64", "dense", 7500, "float16", None, ["--bits", "8"],
+     dict(quantize=True, q_bits=8, q_group_size=64, q_mode="affine")),
 ]
 
 
@@ -134,8 +143,8 @@ def run_case(case, args, work, H, M, log):
     model_type, extra, _ = MODELS[key]
     seed, model, tokens, _ = H.pick_seed(model_type, extra, base_seed, lambda s: None)
     hf = os.path.join(work, name, "hf")
-    if dtype == "bfloat16":
-        model = model.to(torch.bfloat16)
+    if dtype != "float32":
+        model = model.to(getattr(torch, dtype))
     save = dict(max_shard_size=shard) if shard else {}
     model.save_pretrained(hf, **save)
     mlx_dir = os.path.join(work, name, "mlx")
