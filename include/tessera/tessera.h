@@ -37,5 +37,6 @@
 #include "tessera/tokenizer.h"
 #include "tessera/dist.h"
 #include "tessera/model.h"
+#include "tessera/convert.h"
 
 #endif /* TESSERA_TESSERA_H */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "model/glm_weights.h"
+#include "model/progress.h"
 
 typedef struct {
   const glm_config *cfg;
@@ -13,10 +14,9 @@ typedef struct {
   tsr_device device;
   glm_weights *w;
   /* progress */
-  bool progress;
-  uint64_t total_bytes, done_bytes;
-  size_t total_tensors, done_tensors;
-  double start_s, last_draw_s;
+  bool progress;       /* a bar was asked for */
+  uint64_t done_bytes; /* bytes of the tensors loaded so far */
+  progress_bar bar;
 } glm_loader;
 
 /* One tensor as stored, its shape checked against `shape` (ndim entries). */
