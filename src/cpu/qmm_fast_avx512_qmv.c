@@ -1,9 +1,11 @@
 /* cpu/qmm_fast_avx512_qmv.c — the AVX-512F qmv kernels (cpu/qmm_fast_isa.h's qmv_rows): one pass
  * over each weight row, dotted with up to ROWS_AT_ONCE rows of x. 2- and 4-bit codes index a
  * 16-entry table per group (vpermps) formed in the loop with one multiply: E2M1 value * scale
- * (mxfp4, nvfp4) or, for affine in the factored form (quant-spec Part A §4), s * q in float32 —
- * never rounded to the scales' dtype, with b * (sum of x over the group) added to the sums once
- * per group; 8-bit and unpacked 3/5/6-bit codes are converted and multiplied by the scale. */
+ * (mxfp4) or, for affine in the factored form (quant-spec Part A §4), s * q in float32 — never
+ * rounded to the scales' dtype, with b * (sum of x over the group) added to the sums once per
+ * group; nvfp4 codes are read as 32-bit words, their values times each lane's group scale; 8-bit
+ * and unpacked 3/5/6-bit codes are converted (E4M3 through float16) and multiplied by the scale.
+ * bench/qmv_loops times these inner loops alone. */
 #include "cpu/qmm_fast_isa.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -114,10 +116,10 @@ AVX512_INLINE void table_segment(const qmv_segment *t, int rows, int wrows, int 
     }
     return;
   }
-  /* Two groups per 16 bytes (nvfp4's 16, or 32 at 2 bits): the codes' values through the
-     constant table, times each half's scale (lanes 0..7 the first group's, 8..15 the second's):
-     the same products as a table per group, without the two-table permute and the index
-     arithmetic it needs (nvfp4 one core, 4096 x 4096: 12 -> 9 vector operations per 16 bytes). */
+  /* Two groups per 16 bytes (32 codes a group at 2 bits; nvfp4 reads words, nvfp4_segment): the
+     codes' values through the constant table, times each half's scale (lanes 0..7 the first
+     group's, 8..15 the second's): the same products as a table per group, without the two-table
+     permute and the index arithmetic it needs (12 -> 9 vector operations per 16 bytes). */
   int64_t g = 0;
   for (; g + 2 <= t->count; g += 2) {
     int64_t at = (t->first + g) * group_size;
