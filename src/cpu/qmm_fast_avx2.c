@@ -1,10 +1,11 @@
 /* cpu/qmm_fast_avx2.c — the AVX2+FMA+F16C kernels of the fast quantized matmul
  * (cpu/qmm_fast_isa.h): qmv rows and natural-order dequantization, 8 lanes wide. Affine codes are
  * converted and scaled (2-bit ones through an 8-entry table per group), E2M1 codes read one of two
- * 8-entry tables (value * scale, by the sign bit), E4M3 codes are decoded with bit
- * arithmetic, 3/5/6-bit codes are unpacked to bytes first. qmv takes affine in the factored form
- * (cpu/qmm_fast_isa.h): s * q in float32, never rounded to the scales' dtype, and b * (sum of x
- * over the group) added once per group; dequantization keeps the exact weights. Every function
+ * 8-entry tables (value * scale, by the sign bit), E4M3 codes are decoded through float16 in qmv
+ * (with bit arithmetic where a segment has a NaN code or a scale of 2^120 or more, and in
+ * dequantization), 3/5/6-bit codes are unpacked to bytes first. qmv takes affine in the factored
+ * form (cpu/qmm_fast_isa.h): s * q in float32, never rounded to the scales' dtype, and b * (sum of
+ * x over the group) added once per group; dequantization keeps the exact weights. Every function
  * carries target("avx2,fma,f16c"), so the library builds and runs without them; cpu/qmm_fast.c
  * calls these only when the CPU has all three. */
 #include "cpu/qmm_fast_isa.h"
@@ -101,6 +102,14 @@ AVX2_INLINE __m256 e4m3_values(__m256i codes) {
   __m256 values = _mm256_blendv_ps(normal, subnormal, is_subnormal);
   values = _mm256_blendv_ps(values, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fc00000)), nan);
   return _mm256_or_ps(_mm256_castsi256_ps(sign), values); /* a NaN keeps the code's sign too */
+}
+
+/* 8 E4M3 codes to float32 values times 2^-8 through float16, exactly (the AVX-512 twin,
+   e4m3_values_over_256, says how); NaN codes come out as 1.875 * 2^-8, so only for codes that
+   mxfp8_half_ok has ruled them out of. */
+AVX2_INLINE __m256 e4m3_values_over_256(const uint8_t *bytes) {
+  __m128i extended = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i *)(const void *)bytes));
+  return _mm256_cvtph_ps(_mm_and_si128(_mm_slli_epi16(extended, 7), _mm_set1_epi16(-0x4001)));
 }
 
 /* The weights of the codes in the low bits of each lane (bits above them are ignored); affine
@@ -206,7 +215,7 @@ AVX2_INLINE const uint8_t *group_codes(const segment *t, int r, int kind, int64_
    8-bit codes take two blocks per step (groups hold at least 32), the others a block whose
    per_byte vectors alternate chains. */
 AVX2_INLINE void dot_segment(const segment *t, int kind, const float *xp, int rows, int wrows,
-                             sums *s) {
+                             bool half, sums *s) {
   const int bits = bits_of(kind), per_byte = 8 / bits, blocks = per_byte == 1 ? 2 : 1;
   const int64_t k = t->p->k, group_size = t->p->group_size, step = LANES * per_byte * blocks;
   uint8_t unpacked[2][MAX_GROUP];
@@ -215,7 +224,8 @@ AVX2_INLINE void dot_segment(const segment *t, int kind, const float *xp, int ro
     group_consts c[2];
     const uint8_t *codes[2];
     for (int r = 0; r < wrows; r++) {
-      c[r] = group_setup(kind, t->scales[r][g], t->biases[r][g], tsri_qmm_weight_dtype(t->p), true);
+      c[r] = group_setup(kind, t->scales[r][g] * (half ? 256.0f : 1.0f), t->biases[r][g],
+                         tsri_qmm_weight_dtype(t->p), true);
       codes[r] = group_codes(t, r, kind, begin, unpacked[r]);
     }
     for (int64_t at = begin; at < begin + group_size; at += step)
@@ -224,10 +234,12 @@ AVX2_INLINE void dot_segment(const segment *t, int kind, const float *xp, int ro
         prefetch(t->bytes[r] + at * t->p->bits / 8);
 #pragma GCC unroll 2
         for (int b = 0; b < blocks; b++) {
-          __m256i v = load_bytes8(codes[r] + (at - begin) / per_byte + b * LANES);
+          const uint8_t *bytes = codes[r] + (at - begin) / per_byte + b * LANES;
+          __m256i v = half ? _mm256_setzero_si256() : load_bytes8(bytes);
 #pragma GCC unroll 4
           for (int j = 0; j < per_byte; j++) {
-            __m256 w = weights(_mm256_srli_epi32(v, j * bits), kind, &c[r], true);
+            __m256 w = half ? _mm256_mul_ps(e4m3_values_over_256(bytes), c[r].scale)
+                            : weights(_mm256_srli_epi32(v, j * bits), kind, &c[r], true);
             const float *x = xp + at + (b + j) * LANES;
             int chain = (b + j) & 1;
 #pragma GCC unroll 4
@@ -294,6 +306,22 @@ AVX2_INLINE void bias_products(const segment *t, int rows, int wrows, sums *s) {
   }
 }
 
+/* Whether mxfp8 row r's segment may take the float16 decode: no NaN code and every scale below
+   2^120 (the AVX-512 twin, mxfp8_half_ok, says why the weights are then the same). */
+AVX2_INLINE bool mxfp8_half_ok(const segment *t, int r) {
+  const int64_t group_size = t->p->group_size;
+  const uint8_t *bytes = t->bytes[r] + t->first * group_size;
+  __m256i most = _mm256_setzero_si256(), sign = _mm256_set1_epi8((char)0x80);
+  for (int64_t i = 0; i < t->count * group_size; i += 32) /* a NaN code | 0x80 is 0xFF */
+    most = _mm256_max_epu8(
+        most,
+        _mm256_or_si256(_mm256_loadu_si256((const __m256i *)(const void *)(bytes + i)), sign));
+  if (_mm256_movemask_epi8(_mm256_cmpeq_epi8(most, _mm256_set1_epi8(-1))) != 0) return false;
+  for (int64_t g = 0; g < t->count; g++)
+    if (!(t->scales[r][g] < 0x1p120f)) return false;
+  return true;
+}
+
 /* Weight rows [row, row + wrows) dotted with the `rows` rows of xp. */
 AVX2_INLINE void walk_rows_at(const tsri_qmm_problem *p, const float *xp, const float *xsums,
                               int64_t row, int kind, int rows, int wrows) {
@@ -314,7 +342,13 @@ AVX2_INLINE void walk_rows_at(const tsri_qmm_problem *p, const float *xp, const 
     for (int r = 0; r < wrows; r++)
       widen_params(p, row + r, t.first, t.count, t.scales[r], t.biases[r]);
     if (p->mode == TSRI_QF_AFFINE) bias_products(&t, rows, wrows, &s);
-    dot_segment(&t, kind, xp, rows, wrows, &s);
+    bool half = kind == MXFP8;
+    for (int r = 0; r < wrows && half; r++)
+      half = mxfp8_half_ok(&t, r);
+    if (half)
+      dot_segment(&t, kind, xp, rows, wrows, true, &s);
+    else
+      dot_segment(&t, kind, xp, rows, wrows, false, &s);
   }
 #pragma GCC unroll 4
   for (int m = 0; m < rows; m++)

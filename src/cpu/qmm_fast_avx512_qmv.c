@@ -1,9 +1,11 @@
 /* cpu/qmm_fast_avx512_qmv.c — the AVX-512F qmv kernels (cpu/qmm_fast_isa.h's qmv_rows): one pass
  * over each weight row, dotted with up to ROWS_AT_ONCE rows of x. 2- and 4-bit codes index a
  * 16-entry table per group (vpermps) formed in the loop with one multiply: E2M1 value * scale
- * (mxfp4, nvfp4) or, for affine in the factored form (quant-spec Part A §4), s * q in float32 —
- * never rounded to the scales' dtype, with b * (sum of x over the group) added to the sums once
- * per group; 8-bit and unpacked 3/5/6-bit codes are converted and multiplied by the scale. */
+ * (mxfp4) or, for affine in the factored form (quant-spec Part A §4), s * q in float32 — never
+ * rounded to the scales' dtype, with b * (sum of x over the group) added to the sums once per
+ * group; nvfp4 codes are read as 32-bit words, their values times each lane's group scale; 8-bit
+ * and unpacked 3/5/6-bit codes are converted (E4M3 through float16) and multiplied by the scale.
+ * bench/qmv_loops times these inner loops alone. */
 #include "cpu/qmm_fast_isa.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -40,17 +42,22 @@ typedef struct {
   const float *xsums; /* M x groups: affine's sums of x over each group */
   const uint8_t *bytes[2];
   int64_t first, count;
-  /* fp modes: each row's scale codes and their values (tsri_qmm_scale_table); affine: the
-     segment's scales and biases, widened. */
+  /* Each row's scale codes (fp modes) and, for nvfp4, their values (tsri_qmm_scale_table: nvfp4
+     decodes its scales itself, 16 at a time, where widening them into an array first took a
+     fifth of its qmv time); for the other modes the segment's scales (and biases) widened, which
+     a group reads with one load (a load through the table, code then value, cost mxfp4 5-10%). */
   const uint8_t *scale_codes[2];
   const float *scale_table;
   float scales[2][TSRI_QMM_SEGMENT_GROUPS], biases[2][TSRI_QMM_SEGMENT_GROUPS];
 } qmv_segment;
 
-/* Group g's scale of weight row r: for fp modes one load through the table (widening a segment's
-   E4M3 scales into an array first took a fifth of nvfp4's qmv time). */
+/* Group g's scale of weight row r (not nvfp4: nvfp4_scale). */
 AVX512_INLINE float segment_scale(const qmv_segment *t, int r, int64_t g) {
-  if (t->p->mode == TSRI_QF_AFFINE) return t->scales[r][g];
+  return t->scales[r][g];
+}
+
+/* Group g's scale of nvfp4 weight row r, through the table. */
+AVX512_INLINE float nvfp4_scale(const qmv_segment *t, int r, int64_t g) {
   return t->scale_table[t->scale_codes[r][t->first + g]];
 }
 
@@ -109,10 +116,10 @@ AVX512_INLINE void table_segment(const qmv_segment *t, int rows, int wrows, int 
     }
     return;
   }
-  /* Two groups per 16 bytes (nvfp4's 16, or 32 at 2 bits): the codes' values through the
-     constant table, times each half's scale (lanes 0..7 the first group's, 8..15 the second's):
-     the same products as a table per group, without the two-table permute and the index
-     arithmetic it needs (nvfp4 one core, 4096 x 4096: 12 -> 9 vector operations per 16 bytes). */
+  /* Two groups per 16 bytes (32 codes a group at 2 bits; nvfp4 reads words, nvfp4_segment): the
+     codes' values through the constant table, times each half's scale (lanes 0..7 the first
+     group's, 8..15 the second's): the same products as a table per group, without the two-table
+     permute and the index arithmetic it needs (12 -> 9 vector operations per 16 bytes). */
   int64_t g = 0;
   for (; g + 2 <= t->count; g += 2) {
     int64_t at = (t->first + g) * group_size;
@@ -239,8 +246,8 @@ AVX512_INLINE void nvfp4_segment(const qmv_segment *t, int rows, int wrows, sums
   for (; g < t->count; g++)
 #pragma GCC unroll 2
     for (int r = 0; r < wrows; r++)
-      nvfp4_natural_group(t, rows, r, begin + g * group_size,
-                          _mm512_set1_ps(segment_scale(t, r, g)), s);
+      nvfp4_natural_group(t, rows, r, begin + g * group_size, _mm512_set1_ps(nvfp4_scale(t, r, g)),
+                          s);
 }
 
 /* How a byte group's codes become values: affine q converted, E4M3 exactly (e4m3_values), or
@@ -351,16 +358,15 @@ AVX512_INLINE void qmv_rows_at(const tsri_qmm_problem *p, const float *xp, const
     t.bytes[r] = (const uint8_t *)(p->w + (row + r) * p->w_row_words);
     t.scale_codes[r] = (const uint8_t *)p->scales + (row + r) * p->scale_row_stride;
   }
-  t.scale_table = p->mode == TSRI_QF_AFFINE ? NULL : tsri_qmm_scale_table(p->mode);
+  t.scale_table = p->mode == TSRI_QF_NVFP4 ? tsri_qmm_scale_table(p->mode) : NULL;
   const int64_t groups = p->k / p->group_size;
   for (t.first = 0; t.first < groups; t.first += TSRI_QMM_SEGMENT_GROUPS) {
     t.count =
         groups - t.first < TSRI_QMM_SEGMENT_GROUPS ? groups - t.first : TSRI_QMM_SEGMENT_GROUPS;
-    if (p->mode == TSRI_QF_AFFINE) {
+    if (p->mode != TSRI_QF_NVFP4)
       for (int r = 0; r < wrows; r++)
         tsri_avx512_widen_params(p, row + r, t.first, t.count, t.scales[r], t.biases[r]);
-      bias_products(&t, rows, wrows, &s);
-    }
+    if (p->mode == TSRI_QF_AFFINE) bias_products(&t, rows, wrows, &s);
     switch (kind) {
       case TABLE2:
         table_segment(&t, rows, wrows, 2, TABLE2, &s);
