@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "cpu/context.h"
 #include "cpu/gemm.h"
 #include "cpu/rows.h"
 #include "ops/nn.h"
@@ -15,7 +16,8 @@
 
 typedef struct {
   const tsri_view *q, *k, *v, *out;
-  tsr_device device; /* the op's: where the scratch comes from */
+  tsr_device device;        /* the op's: where the scratch comes from */
+  tsri_parallel_pool *pool; /* the device's (cpu/context.h): where the GEMMs run */
   int64_t hq, hkv, tq, tk, d;
   float scale;
   bool causal;
@@ -41,7 +43,7 @@ static void attend_block(sdpa_plan *p, int64_t b, int64_t h, int64_t first, int6
       &p->q_op, q->offset + b * q->strides[0] + h * q->strides[1] + first * q->strides[2], rows);
   int64_t keys = visible_keys(p, first + rows - 1); /* the block's widest row */
   float *scores = (float *)p->scores->data;
-  tsri_gemm(&p->q_op, &p->k_op, true, rows, keys, p->d, p->scale, 0.0f, scores, keys);
+  tsri_gemm(p->pool, &p->q_op, &p->k_op, true, rows, keys, p->d, p->scale, 0.0f, scores, keys);
   for (int64_t r = 0; r < rows; r++) {
     float *row = scores + r * keys;
     int64_t visible = visible_keys(p, first + r);
@@ -51,7 +53,7 @@ static void attend_block(sdpa_plan *p, int64_t b, int64_t h, int64_t first, int6
   int64_t out_offset = ((b * p->hq + h) * p->tq + first) * p->d;
   float *o = p->o ? (float *)p->o->data : (float *)p->out->data + out_offset;
   tsri_gemm_operand probabilities = {.data = scores, .ld = (int)keys};
-  tsri_gemm(&probabilities, &p->v_op, false, rows, p->d, keys, 1.0f, 0.0f, o, p->d);
+  tsri_gemm(p->pool, &probabilities, &p->v_op, false, rows, p->d, keys, 1.0f, 0.0f, o, p->d);
   if (p->o) {
     size_t element = tsr_dtype_size(p->out->dtype);
     tsri_cpu_store_f32((unsigned char *)p->out->data + out_offset * (int64_t)element, p->out->dtype,
@@ -124,7 +126,12 @@ tsr_status tsri_cpu_sdpa(const tsri_op *op) {
     memset(op->out.data, 0, (size_t)op->out.size * tsr_dtype_size(op->out.dtype));
     return TSR_OK;
   }
-  tsr_status status = plan_scratch(&p);
+  const tsri_cpu_context *cpu = NULL;
+  tsr_status status = tsri_cpu_context_get(op->device, &cpu);
+  if (status == TSR_OK) {
+    p.pool = cpu->pool;
+    status = plan_scratch(&p);
+  }
   if (status == TSR_OK) run_sdpa(&p, op->out.shape[0]);
   tsri_buffer_release(p.o);
   tsri_buffer_release(p.scores);

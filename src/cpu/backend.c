@@ -1,17 +1,20 @@
-/* cpu/backend.c — the CPU backend: its streams (cpu/stream.c) and its kernel table, one entry
- * per primitive (core/primitive.h), filled once by each kernel area's registration function
- * (cpu/kernels.h). A missing entry is TSR_ERR_UNSUPPORTED at evaluation, never a crash. */
+/* cpu/backend.c — the CPU backend: its streams (cpu/stream.c), its kernel table, one entry per
+ * primitive (core/primitive.h), filled once by each kernel area's registration function
+ * (cpu/kernels.h), and its shutdown, which releases the device's context (cpu/context.h). A
+ * missing entry is TSR_ERR_UNSUPPORTED at evaluation, never a crash. The table is constant once
+ * filled and the same for every CPU device, so it is filled once per process; what a device's
+ * kernels share at run time lives in the device's context instead. */
 #include "cpu/backend.h"
 
 #include <pthread.h>
 
 #include "core/collective.h"
+#include "cpu/context.h"
 #include "cpu/kernels.h"
-#include "cpu/parallel.h"
 #include "cpu/stream.h"
 
 static tsri_backend cpu_backend = {
-    .name = "cpu", .streams = &tsri_cpu_streams, .shutdown = tsri_parallel_shutdown};
+    .name = "cpu", .streams = &tsri_cpu_streams, .shutdown = tsri_cpu_contexts_release};
 static pthread_once_t cpu_backend_once = PTHREAD_ONCE_INIT;
 
 static void fill_table(void) {

@@ -100,8 +100,9 @@ void tsri_gemm_operand_free(tsri_gemm_operand *op) {
   op->scratch = NULL;
 }
 
-void tsri_gemm(const tsri_gemm_operand *a, const tsri_gemm_operand *b, bool transpose_b, int64_t m,
-               int64_t n, int64_t k, float alpha, float beta, float *c, int64_t ldc) {
-  tsri_sgemm(a->transposed, b->transposed != transpose_b, m, n, k, alpha, a->data, a->ld, b->data,
-             b->ld, beta, c, ldc);
+void tsri_gemm(tsri_parallel_pool *pool, const tsri_gemm_operand *a, const tsri_gemm_operand *b,
+               bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, float beta, float *c,
+               int64_t ldc) {
+  tsri_sgemm(pool, a->transposed, b->transposed != transpose_b, m, n, k, alpha, a->data, a->ld,
+             b->data, b->ld, beta, c, ldc);
 }

@@ -6,6 +6,7 @@
 #define TSR_CPU_GEMM_H
 
 #include "core/op.h"
+#include "cpu/parallel.h"
 #include "memory/buffer.h"
 
 typedef struct {
@@ -37,9 +38,10 @@ void tsri_gemm_operand_at(tsri_gemm_operand *op, int64_t offset, int64_t rows);
 void tsri_gemm_operand_free(tsri_gemm_operand *op);
 
 /* C (rows x cols, leading dimension ldc) = alpha * op(A) @ op(B) + beta * C: the cblas call with
- * each operand's own transposition. */
-void tsri_gemm(const tsri_gemm_operand *a, const tsri_gemm_operand *b, bool transpose_b, int64_t m,
-               int64_t n, int64_t k, float alpha, float beta, float *c, int64_t ldc);
+ * each operand's own transposition, on `pool` (the device's, cpu/context.h). */
+void tsri_gemm(tsri_parallel_pool *pool, const tsri_gemm_operand *a, const tsri_gemm_operand *b,
+               bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha, float beta, float *c,
+               int64_t ldc);
 
 /* Scratch float32 through the ledger, for kernels that need working space. */
 tsr_status tsri_cpu_scratch(tsr_device device, int64_t count, tsri_buffer **out);

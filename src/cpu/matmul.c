@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "cpu/context.h"
 #include "cpu/gemm.h"
 #include "cpu/rows.h"
 #include "ops/matmul.h"
@@ -56,9 +57,9 @@ static bool fold_batches(tsri_matmul_geometry *g, matmul_strides *a, const matmu
 
 /* One sgemm per batch, walking the batch axes like an odometer. c_scratch (M x N float32) is
  * where a non-float32 result is formed before it is rounded into the output. */
-static void run_batches(const tsri_op *op, const tsri_matmul_geometry *g, const matmul_strides *sa,
-                        const matmul_strides *sb, tsri_gemm_operand *a, tsri_gemm_operand *b,
-                        tsri_buffer *c_scratch) {
+static void run_batches(const tsri_op *op, tsri_parallel_pool *pool, const tsri_matmul_geometry *g,
+                        const matmul_strides *sa, const matmul_strides *sb, tsri_gemm_operand *a,
+                        tsri_gemm_operand *b, tsri_buffer *c_scratch) {
   int64_t index[TSR_MAX_NDIM] = {0};
   int64_t offset_a = a->view->offset, offset_b = b->view->offset, mn = g->m * g->n;
   int64_t out_element = (int64_t)tsr_dtype_size(op->out.dtype);
@@ -67,7 +68,7 @@ static void run_batches(const tsri_op *op, const tsri_matmul_geometry *g, const 
     tsri_gemm_operand_at(a, offset_a, g->m);
     tsri_gemm_operand_at(b, offset_b, g->k);
     float *c = c_scratch ? (float *)c_scratch->data : (float *)(void *)out + batch * mn;
-    tsri_gemm(a, b, false, g->m, g->n, g->k, 1.0f, 0.0f, c, g->n);
+    tsri_gemm(pool, a, b, false, g->m, g->n, g->k, 1.0f, 0.0f, c, g->n);
     if (c_scratch) tsri_cpu_store_f32(out + batch * mn * out_element, op->out.dtype, mn, c);
     for (int d = g->batch_ndim - 1; d >= 0; d--) {
       if (++index[d] < g->batch_shape[d]) {
@@ -96,13 +97,15 @@ static tsr_status cpu_matmul(const tsri_op *op) {
   fold_batches(&g, &sa, &sb);
   tsri_gemm_operand op_a = {0}, op_b = {0};
   tsri_buffer *c_scratch = NULL;
-  tsr_status status =
-      tsri_gemm_operand_init(&op_a, a, op->device, g.m, g.k, sa.row_stride, sa.col_stride);
+  const tsri_cpu_context *cpu = NULL;
+  tsr_status status = tsri_cpu_context_get(op->device, &cpu);
+  if (status == TSR_OK)
+    status = tsri_gemm_operand_init(&op_a, a, op->device, g.m, g.k, sa.row_stride, sa.col_stride);
   if (status == TSR_OK)
     status = tsri_gemm_operand_init(&op_b, b, op->device, g.k, g.n, sb.row_stride, sb.col_stride);
   if (status == TSR_OK && op->out.dtype != TSR_FLOAT32)
     status = tsri_cpu_scratch(op->device, g.m * g.n, &c_scratch);
-  if (status == TSR_OK) run_batches(op, &g, &sa, &sb, &op_a, &op_b, c_scratch);
+  if (status == TSR_OK) run_batches(op, cpu->pool, &g, &sa, &sb, &op_a, &op_b, c_scratch);
   tsri_buffer_release(c_scratch);
   tsri_gemm_operand_free(&op_b);
   tsri_gemm_operand_free(&op_a);

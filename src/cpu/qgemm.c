@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu/context.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
 
@@ -172,7 +173,8 @@ bool tsri_qgemm_run(const tsri_qmm_isa *isa, const tsri_qmm_problem *p) {
   /* Chunks of single blocks, claimed as the pool's threads come free: with one chunk per thread,
      a worker that woke late left its chunk to the caller, and the product took twice as long
      (a third of bench/qmm_cpu's M = 64 runs on the dev VM). */
-  int threads = tsri_parallel_threads();
+  tsri_parallel_pool *pool = p->cpu->pool;
+  int threads = tsri_parallel_threads(pool);
   /* A slot: BLOCK x KC packed weights and the rows dequantized aside (nr x KC, or a row). */
   int64_t aside = (int64_t)nr * KC > BLOCK ? (int64_t)nr * KC : BLOCK;
   int64_t slot_floats = (int64_t)BLOCK * KC + aside, x_floats = x_panels * mr * p->k;
@@ -188,9 +190,9 @@ bool tsri_qgemm_run(const tsri_qmm_isa *isa, const tsri_qmm_problem *p) {
     atomic_init(&slot_busy[i], false);
   float *xp = (float *)scratch->data;
   pack_x_job pack = {p, xp, mr};
-  tsri_parallel_for(x_panels, 1, pack_x_panels, &pack);
+  tsri_parallel_for(pool, x_panels, 1, pack_x_panels, &pack);
   qgemm_job job = {p, isa, kernel, xp, x_panels, xp + x_floats, slot_floats, slot_busy, threads};
-  tsri_parallel_for(blocks, 1, multiply_blocks, &job);
+  tsri_parallel_for(pool, blocks, 1, multiply_blocks, &job);
   free(slot_busy);
   tsri_buffer_release(scratch);
   return true;

@@ -14,6 +14,7 @@
 #include "base/quant_format.h"
 #include "base/shape.h"
 #include "base/status.h"
+#include "cpu/context.h"
 #include "cpu/gemm.h"
 #include "cpu/kernels.h"
 #include "cpu/layout.h"
@@ -304,7 +305,9 @@ static tsr_status prepare_operands(const tsri_op *op, const tsri_qmm_operands *o
                                    const tsri_qmm_params *p, const tsri_qmm_geometry *g,
                                    qmm_scratch *s, tsri_qmm_problem *base) {
   const void *w = NULL, *scales = NULL, *biases = NULL;
-  tsr_status status = x_as_float32(o->x, op->device, &s->x32);
+  const tsri_cpu_context *cpu = NULL;
+  tsr_status status = tsri_cpu_context_get(op->device, &cpu);
+  if (status == TSR_OK) status = x_as_float32(o->x, op->device, &s->x32);
   if (status == TSR_OK) status = contiguous_data(o->w_q, op->device, &s->w_copy, &w);
   if (status == TSR_OK) status = contiguous_data(o->scales, op->device, &s->scales_copy, &scales);
   if (status == TSR_OK && o->biases)
@@ -330,7 +333,8 @@ static tsr_status prepare_operands(const tsri_op *op, const tsri_qmm_operands *o
                              .scale_dtype = o->scales->dtype,
                              .y_row_stride = g->n,
                              .scratch = (float *)s->row->data,
-                             .device = op->device};
+                             .device = op->device,
+                             .cpu = cpu};
   return TSR_OK;
 }
 

@@ -33,6 +33,8 @@
 #include "base/half.h"
 #include "tessera/array.h"
 
+struct tsri_cpu_context;
+
 /* y[M, N] = x[M, K] @ W, W dequantized from packed rows. With transpose, w holds N rows of K
  * codes (W is their transpose; groups run along K); without, K rows of N codes (groups run along
  * N). Row r of codes starts at w + r * w_row_words (base/quant_format.h's LSB-first stream);
@@ -62,6 +64,8 @@ typedef struct {
   int64_t y_row_stride;
   float *scratch;    /* at least max(K, N) floats, the kernel's own */
   tsr_device device; /* the op's: where a kernel's further scratch is allocated */
+  /* The device's context (cpu/context.h): the pool and instruction set the fast paths use. */
+  const struct tsri_cpu_context *cpu;
 } tsri_qmm_problem;
 
 typedef void (*tsri_qmm_kernel)(const tsri_qmm_problem *p);

@@ -1,5 +1,6 @@
 /* cpu/qmm_fast.c — the driver of the fast quantized-matmul paths (cpu/qmm_fast.h): chooses the
- * instruction set once, lays x out for the qmv kernels, splits rows across the pool
+ * instruction set (once per CPU context, cpu/context.h, which keeps it with the pool; kernels
+ * reach both through p->cpu), lays x out for the qmv kernels, splits rows across the pool
  * (cpu/parallel.h), picks qmv, the fused GEMM (cpu/qgemm.c) or the tiled path (dequantize a tile
  * of weight rows to float32, then cblas_sgemm on it), which it runs; also the portable scalar
  * kernels. Not the SIMD kernels themselves (cpu/qmm_fast_avx512.c, cpu/qmm_fast_avx2.c,
@@ -14,6 +15,7 @@
 #include "base/discovery.h"
 #include "base/env.h"
 #include "base/log.h"
+#include "cpu/context.h"
 #include "cpu/gemm.h"
 #include "cpu/parallel.h"
 #include "cpu/qgemm.h"
@@ -36,10 +38,7 @@ enum {
 
 /* ---- the instruction set ------------------------------------------------------------------- */
 
-static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
-static const tsri_qmm_isa *chosen_isa;
-
-static void choose_isa(void) {
+const tsri_qmm_isa *tsri_qmm_fast_choose_isa(void) {
   const tsri_qmm_isa *levels[3] = {tsri_qmm_isa_scalar(), tsri_qmm_isa_avx2(),
                                    tsri_qmm_isa_avx512()};
   static const char *const names[3] = {"scalar", "avx2", "avx512"};
@@ -58,24 +57,17 @@ static void choose_isa(void) {
     else
       level = asked;
   }
-  chosen_isa = levels[level];
-}
-
-static const tsri_qmm_isa *isa(void) {
-  pthread_once(&isa_once, choose_isa);
-  return chosen_isa;
+  return levels[level];
 }
 
 void tsri_qmm_fast_dequantize_row(const tsri_qmm_problem *p, int64_t row, float *dst) {
-  isa()->dequantize_span(p, row, 0, tsri_qmm_row_codes(p), dst);
-}
-
-const char *tsri_qmm_fast_isa_name(void) {
-  return isa()->name;
+  p->cpu->isa->dequantize_span(p, row, 0, tsri_qmm_row_codes(p), dst);
 }
 
 /* ---- the fp scale tables -------------------------------------------------------------------- */
 
+/* Pure constants (each code's value, the same for every device and never written after they are
+   filled): a named process-wide table, filled once, rather than state of a device's context. */
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 static float e4m3_table[256], e8m0_table[256];
 
@@ -274,7 +266,7 @@ static bool run_qmv(const tsri_qmm_isa *kernels, const tsri_qmm_problem *p) {
     }
   }
   qmv_job job = {p, kernels, xp, xsums};
-  tsri_parallel_for(p->n, rows_per_chunk(p), qmv_chunk, &job);
+  tsri_parallel_for(p->cpu->pool, p->n, rows_per_chunk(p), qmv_chunk, &job);
   tsri_buffer_release(scratch);
   return true;
 }
@@ -305,13 +297,13 @@ static bool run_tiled(const tsri_qmm_isa *kernels, const tsri_qmm_problem *p) {
   for (int64_t first = 0; first < rows; first += tile_rows) {
     int64_t count = rows - first < tile_rows ? rows - first : tile_rows;
     job.first_row = first;
-    tsri_parallel_for(count, rows_per_chunk(p), dequantize_chunk, &job);
+    tsri_parallel_for(p->cpu->pool, count, rows_per_chunk(p), dequantize_chunk, &job);
     if (p->transpose) /* y[:, first:first+count] = x @ tile.T */
-      tsri_sgemm(false, true, p->m, count, p->k, 1.0f, p->x, p->x_row_stride, job.tile, row_codes,
-                 0.0f, p->y + first, p->y_row_stride);
+      tsri_sgemm(p->cpu->pool, false, true, p->m, count, p->k, 1.0f, p->x, p->x_row_stride,
+                 job.tile, row_codes, 0.0f, p->y + first, p->y_row_stride);
     else /* y += x[:, first:first+count] @ tile */
-      tsri_sgemm(false, false, p->m, p->n, count, 1.0f, p->x + first, p->x_row_stride, job.tile,
-                 row_codes, first == 0 ? 0.0f : 1.0f, p->y, p->y_row_stride);
+      tsri_sgemm(p->cpu->pool, false, false, p->m, p->n, count, 1.0f, p->x + first, p->x_row_stride,
+                 job.tile, row_codes, first == 0 ? 0.0f : 1.0f, p->y, p->y_row_stride);
   }
   tsri_buffer_release(scratch);
   return true;
@@ -336,7 +328,7 @@ static bool fused_gemm_fits(const tsri_qmm_isa *kernels, const tsri_qmm_problem 
 }
 
 void tsri_qmm_fast(const tsri_qmm_problem *p) {
-  const tsri_qmm_isa *kernels = isa();
+  const tsri_qmm_isa *kernels = p->cpu->isa;
   bool done;
   if (p->transpose && p->m <= kernels->qmv_max_m(p))
     done = run_qmv(kernels, p);

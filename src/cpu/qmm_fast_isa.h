@@ -53,7 +53,7 @@ typedef struct {
 const tsri_qgemm_kernel *tsri_qgemm_kernel_avx512(void); /* cpu/qgemm_avx512.c (NULL off x86) */
 const tsri_qgemm_kernel *tsri_qgemm_kernel_avx2(void);   /* cpu/qgemm_avx2.c (NULL off x86) */
 
-typedef struct {
+typedef struct tsri_qmm_isa {
   const char *name;
   /* Largest M a qmv call handles at once (larger M is run in chunks of this many rows). */
   int qmv_rows_at_once;

@@ -23,6 +23,7 @@
 #include "base/half.h"
 #include "base/quant_format.h"
 #include "base/status.h"
+#include "cpu/context.h"
 #include "cpu/kernels.h"
 #include "cpu/parallel.h"
 #include "cpu/qmm_fast.h"
@@ -302,6 +303,9 @@ static int64_t rows_grain(int64_t k) {
 
 static tsr_status cpu_quantize(const tsri_op *op) {
   if (op->out.size == 0) return TSR_OK;
+  const tsri_cpu_context *cpu = NULL;
+  tsr_status status = tsri_cpu_context_get(op->device, &cpu);
+  if (status != TSR_OK) return status;
   const tsri_quantize_params *q = TSRI_PARAMS(op, tsri_quantize_params);
   const tsri_view *w = &op->in[0];
   quantize_job job = {.q = q,
@@ -315,7 +319,7 @@ static tsr_status cpu_quantize(const tsri_op *op) {
                                  .scale_by_enc = q->has_global_scale}};
   atomic_init(&job.out_of_memory, false);
   if (q->has_global_scale) job.format.scale_enc = TSRI_QF_NVFP4_SCALE_NUMERATOR / q->global_scale;
-  tsri_parallel_for(q->rows, rows_grain(q->k), quantize_rows, &job);
+  tsri_parallel_for(cpu->pool, q->rows, rows_grain(q->k), quantize_rows, &job);
   if (atomic_load(&job.out_of_memory))
     return tsri_error(TSR_ERR_NOMEM, "out of host memory for quantize rows of %lld",
                       (long long)q->k);
@@ -328,8 +332,9 @@ static tsr_status cpu_quantize(const tsri_op *op) {
 typedef struct {
   const tsri_dequantize_params *p;
   const tsri_view *w_q, *scales, *biases, *out;
-  tsr_device device;          /* the op's */
-  tsr_dtype arithmetic_dtype; /* affine: the scales' dtype; fp modes: the output's */
+  tsr_device device;           /* the op's */
+  const tsri_cpu_context *cpu; /* the device's: its pool and instruction set */
+  tsr_dtype arithmetic_dtype;  /* affine: the scales' dtype; fp modes: the output's */
   int64_t k, groups, words;
   bool simd; /* rows go through tsri_qmm_fast_dequantize_row (see simd_applies) */
   atomic_bool out_of_memory;
@@ -417,7 +422,8 @@ static void simd_dequantize_row(const dequantize_job *job, int64_t r, float *val
       .scale_row_stride = job->groups,
       .scale_dtype = job->scales->dtype,
       .round_weights = true,
-      .device = job->device};
+      .device = job->device,
+      .cpu = job->cpu};
   tsri_qmm_fast_dequantize_row(&row, 0, values);
 }
 
@@ -467,6 +473,9 @@ static void dequantize_rows(int64_t begin, int64_t end, void *ctx) {
 
 static tsr_status cpu_dequantize(const tsri_op *op) {
   if (op->out.size == 0) return TSR_OK;
+  const tsri_cpu_context *cpu = NULL;
+  tsr_status status = tsri_cpu_context_get(op->device, &cpu);
+  if (status != TSR_OK) return status;
   const tsri_dequantize_params *p = TSRI_PARAMS(op, tsri_dequantize_params);
   dequantize_job job = {.p = p,
                         .w_q = &op->in[0],
@@ -474,13 +483,14 @@ static tsr_status cpu_dequantize(const tsri_op *op) {
                         .biases = op->ninputs > 2 ? &op->in[2] : NULL,
                         .out = &op->out,
                         .device = op->device,
+                        .cpu = cpu,
                         .k = op->out.shape[op->out.ndim - 1]};
   job.arithmetic_dtype = p->mode == TSRI_QF_AFFINE ? job.scales->dtype : op->out.dtype;
   job.groups = job.k / p->group_size;
   job.words = job.w_q->shape[job.w_q->ndim - 1];
   job.simd = simd_applies(&job);
   atomic_init(&job.out_of_memory, false);
-  tsri_parallel_for(op->out.size / job.k, rows_grain(job.k), dequantize_rows, &job);
+  tsri_parallel_for(cpu->pool, op->out.size / job.k, rows_grain(job.k), dequantize_rows, &job);
   if (atomic_load(&job.out_of_memory))
     return tsri_error(TSR_ERR_NOMEM, "out of host memory for dequantize rows of %lld",
                       (long long)job.k);

@@ -1,5 +1,5 @@
-/* cpu/sgemm.c — OpenBLAS's sgemm on tessera's pool (cpu/sgemm.h): one thread for OpenBLAS, set
- * before each product, and the product cut into as many column (or row) blocks as the pool has
+/* cpu/sgemm.c — OpenBLAS's sgemm on the CPU device's pool (cpu/sgemm.h): one thread for OpenBLAS,
+ * set before each product, and the product cut into as many column (or row) blocks as the pool has
  * threads. Not a GEMM of its own. */
 #include "cpu/sgemm.h"
 
@@ -52,12 +52,12 @@ static void run_blocks(int64_t first, int64_t end, void *ctx) {
                p->c + begin * p->ldc);
 }
 
-void tsri_sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_t k, float alpha,
-                const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-                int64_t ldc) {
+void tsri_sgemm(tsri_parallel_pool *pool, bool transpose_a, bool transpose_b, int64_t m, int64_t n,
+                int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                float beta, float *c, int64_t ldc) {
   one_blas_thread();
   product p = {transpose_a, transpose_b, false, m, n, k, 0, alpha, beta, a, b, lda, ldb, ldc, c};
-  int64_t threads = tsri_parallel_threads();
+  int64_t threads = tsri_parallel_threads(pool);
   p.by_columns = n >= threads * COLUMN_STEP || n >= m;
   p.step = p.by_columns ? COLUMN_STEP : ROW_STEP;
   int64_t blocks = ((p.by_columns ? n : m) + p.step - 1) / p.step;
@@ -66,5 +66,5 @@ void tsri_sgemm(bool transpose_a, bool transpose_b, int64_t m, int64_t n, int64_
     return;
   }
   /* One contiguous run of blocks per thread: each call then packs the shared operand once. */
-  tsri_parallel_for(blocks, (blocks + threads - 1) / threads, run_blocks, &p);
+  tsri_parallel_for(pool, blocks, (blocks + threads - 1) / threads, run_blocks, &p);
 }

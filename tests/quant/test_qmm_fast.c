@@ -4,7 +4,9 @@
  * packed bits (random codes, scales and biases built directly, no quantize). The same checks run
  * again in child processes with TSR_CPU_ISA=scalar and =avx2 (the portable and AVX2 paths, which
  * the CPU would not otherwise take) and with TSR_NUM_THREADS=3; then two products evaluated at
- * once on two streams (one finds the worker pool busy and runs on its own thread).
+ * once on two streams (one finds the worker pool busy and runs on its own thread); then one
+ * product before and after tsr_shutdown (the CPU device's context, pool included, is made again:
+ * the same bytes, and the next shutdown joins the new pool's workers).
  *
  * Tolerance per output element against ref = the float64 product of x and the dequantized weights
  * w_k (exactly tsr_dequantize's). fp modes (float32 accumulation of K products, any order, each
@@ -15,6 +17,7 @@
  * s * sum x q + b * sum x per group (quant-spec Part A §4; tests/quant/qmm_ref.h derives the
  * bound): |y - ref| <= gamma_{2K+1} sum_k |x_k| (|s q_k| + |b|) + (1 + gamma_K) sum_k |x_k|
  * |s q_k + b - w_k| + 4K * 2^-149, the same bound covering the exact-weight GEMM and tiles. */
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 
@@ -369,6 +372,52 @@ static void check_concurrent(void) {
     CHECK_OK(tsr_stream_free(streams[i]));
 }
 
+/* The threads this process has now (Linux: the entries of /proc/self/task). */
+static int thread_count(void) {
+  DIR *dir = opendir("/proc/self/task");
+  CHECK(dir);
+  int count = 0;
+  for (struct dirent *e = readdir(dir); e; e = readdir(dir))
+    if (e->d_name[0] != '.') count++;
+  closedir(dir);
+  return count;
+}
+
+/* One product through the worker pool on a new CPU stream, then tsr_shutdown, twice over with the
+   same operands: the second runs on the CPU context made after the first shutdown and gives the
+   same bytes, and the second shutdown leaves as many threads as the first did (the new pool's
+   workers and the stream's worker joined, none left behind). */
+static void check_across_shutdown(void) {
+  product c = {formats[7], true, false, 3, 1024, 1024};
+  size_t bytes = (size_t)(c.m * c.n) * sizeof(float);
+  uint64_t seed = rng;
+  float *y[2];
+  int threads_after[2];
+  for (int round = 0; round < 2; round++) {
+    rng = seed;
+    tsr_stream *s = NULL;
+    CHECK_OK(tsr_stream_new(&s, (tsr_device){TSR_CPU, 0}));
+    packed w;
+    float *x = NULL;
+    tsr_array *ya = NULL;
+    build(&c, &w, &x, &ya, s);
+    y[round] = malloc(bytes);
+    CHECK(y[round]);
+    CHECK_OK(tsr_array_read(ya, y[round], bytes));
+    compare(&c, &w, x, y[round]);
+    tsr_array_release(ya);
+    free(x);
+    free_packed(&w);
+    CHECK_OK(tsr_stream_free(s));
+    tsr_shutdown();
+    threads_after[round] = thread_count();
+  }
+  CHECK(memcmp(y[0], y[1], bytes) == 0);
+  CHECK(threads_after[1] == threads_after[0]);
+  free(y[0]);
+  free(y[1]);
+}
+
 int main(int argc, char **argv) {
   if (test_is_child(argc, argv)) {
     run_cases(child_ms, sizeof child_ms / sizeof child_ms[0]);
@@ -378,6 +427,7 @@ int main(int argc, char **argv) {
     test_run_child("TSR_CPU_ISA", "scalar");
     test_run_child("TSR_CPU_ISA", "avx2");
     test_run_child("TSR_NUM_THREADS", "3");
+    check_across_shutdown();
   }
   tsr_memory_clear_cache((tsr_device){TSR_CPU, 0});
   CHECK_NO_LEAKS();
