@@ -10,35 +10,10 @@
 #include <unistd.h>
 
 #include "../model/model_fixture.h"
+#include "tool_run.h"
 
-typedef struct {
-  int exit_code; /* -1 when the program did not exit normally */
-  char *out, *err;
-} tool_run;
-
-/* Runs TSR_TOOL_PATH with args (NULL-terminated), stdout and stderr captured in files. */
 static tool_run run_tool(const char *const *args) {
-  const char *argv[24] = {TSR_TOOL_PATH};
-  int argc = 1;
-  for (int i = 0; args[i] && argc < 23; i++)
-    argv[argc++] = args[i];
-  argv[argc] = NULL;
-  char out_path[300], err_path[300];
-  snprintf(out_path, sizeof out_path, "%s/stdout", fx_root);
-  snprintf(err_path, sizeof err_path, "%s/stderr", fx_root);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
-    execv(TSR_TOOL_PATH, (char *const *)argv);
-    _exit(127);
-  }
-  int status = 0;
-  CHECK(waitpid(pid, &status, 0) == pid);
-  return (tool_run){WIFEXITED(status) ? WEXITSTATUS(status) : -1, fx_read_file(out_path, NULL),
-                    fx_read_file(err_path, NULL)};
+  return run_tool_in(fx_root, args);
 }
 
 /* The program exits with `exit_code`, stdout holds `in_out` ("" = nothing at all, NULL =

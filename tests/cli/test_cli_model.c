@@ -12,54 +12,16 @@
 #include <cjson/cJSON.h>
 
 #include "../model/glm_golden.h"
-
-typedef struct {
-  int exit_code; /* -1 when the program did not exit normally */
-  char *out, *err;
-} tool_run;
+#include "tool_run.h"
 
 static char tmp_dir[] = "/tmp/tessera-test-cli-model-XXXXXX";
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  CHECK(f != NULL);
-  CHECK_EQ_INT(fseek(f, 0, SEEK_END), 0);
-  long size = ftell(f);
-  rewind(f);
-  char *text = calloc((size_t)size + 1, 1);
-  CHECK(text != NULL);
-  CHECK_EQ_U64(fread(text, 1, (size_t)size, f), (uint64_t)size);
-  fclose(f);
-  return text;
-}
-
-/* Runs TSR_TOOL_PATH with args (NULL-terminated), stdout and stderr captured in files. */
 static tool_run run_tool(const char *const *args) {
-  const char *argv[24] = {TSR_TOOL_PATH};
-  int argc = 1;
-  for (int i = 0; args[i] && argc < 23; i++)
-    argv[argc++] = args[i];
-  argv[argc] = NULL;
-  char out_path[300], err_path[300];
-  snprintf(out_path, sizeof out_path, "%s/stdout", tmp_dir);
-  snprintf(err_path, sizeof err_path, "%s/stderr", tmp_dir);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
-    execv(TSR_TOOL_PATH, (char *const *)argv);
-    _exit(127);
-  }
-  int status = 0;
-  CHECK(waitpid(pid, &status, 0) == pid);
-  return (tool_run){WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out_path), slurp(err_path)};
+  return run_tool_in(tmp_dir, args);
 }
 
 static void free_run(tool_run *run) {
-  free(run->out);
-  free(run->err);
+  tool_run_free(run);
 }
 
 /* Runs the program and checks its exit code and that stdout/stderr hold the given texts (NULL:
