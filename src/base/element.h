@@ -119,6 +119,19 @@ static inline TSRI_ELEMENT_HD float tsri_round_int_to_dtype(int64_t value, int d
   return value < 0 ? -rounded : rounded;
 }
 
+/* The integer power, square and multiply modulo 2^64 (storing to a narrower dtype then wraps to
+ * its width); a negative exponent gives the real result truncated toward zero (1 for base 1, +-1
+ * for base -1, else 0). */
+static inline TSRI_ELEMENT_HD int64_t tsri_element_i64_power(int64_t base, int64_t exponent) {
+  if (exponent < 0) return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;
+  uint64_t result = 1, factor = (uint64_t)base;
+  for (uint64_t e = (uint64_t)exponent; e; e >>= 1) {
+    if (e & 1u) result *= factor;
+    factor *= factor;
+  }
+  return (int64_t)result;
+}
+
 /* float64 -> float32 rounding to odd (an inexact result gets an odd last bit). Rounding that to
  * float16/bfloat16 (at least 2 fewer bits, also in the subnormal range) then gives the correctly
  * rounded result of the float64: the classic cure for double rounding (Boldo & Melquiond). */

@@ -22,6 +22,7 @@
 #include <math.h>
 
 #include "base/dtype.h"
+#include "base/element.h"
 #include "cpu/convert.h"
 #include "cpu/kernels.h"
 #include "cpu/rows.h"
@@ -115,17 +116,6 @@ static int64_t wrap_multiply(int64_t a, int64_t b) {
   return (int64_t)((uint64_t)a * (uint64_t)b);
 }
 
-/* Square and multiply modulo 2^64; storing to a narrower dtype then wraps to its width. */
-static int64_t int_power(int64_t base, int64_t exponent) {
-  if (exponent < 0) return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;
-  uint64_t result = 1, factor = (uint64_t)base;
-  for (uint64_t e = (uint64_t)exponent; e; e >>= 1) {
-    if (e & 1u) result *= factor;
-    factor *= factor;
-  }
-  return (int64_t)result;
-}
-
 static float float_maximum(float a, float b) {
   return isnan(a) ? a : isnan(b) ? b : a > b ? a : b;
 }
@@ -145,7 +135,7 @@ TSRI_BINARY_I64(maximum_i64, a > b ? a : b)
 TSRI_BINARY_F32(minimum_f32, float_minimum(a, b))
 TSRI_BINARY_I64(minimum_i64, a < b ? a : b)
 TSRI_BINARY_F32(power_f32, powf(a, b))
-TSRI_BINARY_I64(power_i64, int_power(a, b))
+TSRI_BINARY_I64(power_i64, tsri_element_i64_power(a, b))
 
 static const tsri_binary_fns arithmetic_ops[TSRI_PRIM_COUNT] = {
     [TSRI_PRIM_ADD] = {add_f32, add_i64},

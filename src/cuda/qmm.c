@@ -60,7 +60,6 @@ typedef struct {
 /* Mirrors struct tsr_qmma_args in qmma.cuh. */
 typedef struct {
   int64_t m, n, k, w_rows, w_words, groups, n_blocks, m_blocks, blocks;
-  int vector_scales, unused;
 } qmma_args;
 
 /* Mirrors struct tsr_qmm_args in qmm.cuh. */
@@ -162,22 +161,6 @@ static bool qmma_fits(const tsri_qmm_params *p, const tsri_qmm_operands *o, cons
          (uintptr_t)r->w.data % 16 == 0;
 }
 
-/* qmma.cuh's UNROLL: the groups a warp loads at once (about 8 words of codes per row). */
-static int qmma_unroll(int bits, int group_size) {
-  int words = group_size * bits / 128;
-  return words >= 8 ? 1 : 8 / words;
-}
-
-/* Whether every run of `unroll` scale (and bias) entries of every row starts on a boundary its
-   vector load needs (the run's bytes, at most 16). */
-static bool qmma_vector_scales(const tsri_qmm_operands *o, const qmm_run *r, int64_t groups,
-                               int unroll) {
-  size_t entry = tsr_dtype_size(o->scales->dtype), run = (size_t)unroll * entry;
-  size_t align = run < 4 ? entry : run > 16 ? 16 : run;
-  return (uintptr_t)r->scales.data % align == 0 && (uintptr_t)r->biases.data % align == 0 &&
-         ((size_t)groups * entry) % align == 0;
-}
-
 static tsr_status launch_qmma(const tsri_op *op, const tsri_qmm_params *p,
                               const tsri_qmm_operands *o, qmm_run *r) {
   const tsri_qmm_geometry *g = &p->g;
@@ -192,7 +175,6 @@ static tsr_status launch_qmma(const tsri_op *op, const tsri_qmm_params *p,
                  .n_blocks = (g->n + 15) / 16,
                  .m_blocks = (g->m + 8 * tiles - 1) / (8 * tiles)};
   a.blocks = g->batch_count * a.n_blocks * a.m_blocks;
-  a.vector_scales = qmma_vector_scales(o, r, g->groups, qmma_unroll(p->bits, p->group_size));
   char extra[24], options[224];
   snprintf(extra, sizeof extra, "-DTSR_QMMA_MT=%d", tiles);
   format_options(options, sizeof options, p, o, op, extra);

@@ -16,33 +16,11 @@
 
 static char tmp_dir[] = "/tmp/tessera-test-cli-model-XXXXXX";
 
-static tool_run run_tool(const char *const *args) {
-  return run_tool_in(tmp_dir, args);
-}
-
-static void free_run(tool_run *run) {
-  tool_run_free(run);
-}
-
-/* Runs the program and checks its exit code and that stdout/stderr hold the given texts (NULL:
- * anything; "" for `out` on a failure: nothing at all). The run is freed unless `keep`. */
+/* Runs the program and checks its exit code and output (tool_expect_in); the run is freed
+ * unless `keep`. */
 static void expect_run(const char *const *args, int exit_code, const char *in_out,
                        const char *in_err, tool_run *keep) {
-  tool_run run = run_tool(args);
-  bool out_ok = !in_out || (in_out[0] ? strstr(run.out, in_out) != NULL : run.out[0] == '\0');
-  if (run.exit_code != exit_code || !out_ok || (in_err && !strstr(run.err, in_err))) {
-    fprintf(stderr, "tessera");
-    for (int i = 0; args[i]; i++)
-      fprintf(stderr, " %s", args[i]);
-    CHECK_FAIL_(
-        "exit %d (want %d), stdout should hold \"%s\", stderr \"%s\"\n--- stdout:\n%s"
-        "--- stderr:\n%s---",
-        run.exit_code, exit_code, in_out ? in_out : "", in_err ? in_err : "", run.out, run.err);
-  }
-  if (keep)
-    *keep = run;
-  else
-    free_run(&run);
+  tool_expect_in(tmp_dir, args, exit_code, in_out, in_err, keep);
 }
 
 #define ARGS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -164,7 +142,7 @@ static void check_generate_ids(void) {
   expect_run(ARGS("generate", "-m", MOE, "--tokens", "5,17,42", "-n", "10"), 0, NULL,
              "prefill:", &run);
   if (strcmp(run.out, line) != 0) CHECK_FAIL_("stdout \"%s\", want \"%s\"", run.out, line);
-  free_run(&run);
+  tool_run_free(&run);
 }
 
 /* The demo model's greedy text after "hello" as the library gives it (its ids in ids, *n). */
@@ -192,7 +170,7 @@ static void check_generate_text(const char *demo) {
   if (strncmp(run.out, text, len) != 0 || strcmp(run.out + len, "\n") != 0)
     CHECK_FAIL_("stdout \"%s\", want \"%s\\n\"", run.out, text);
   CHECK(strstr(run.err, "prefill:") && strstr(run.err, "decode:"));
-  free_run(&run);
+  tool_run_free(&run);
 
   expect_run(ARGS("generate", "-m", demo, "-p", "hello", "-n", "8", "--json"), 0, "{", NULL, &run);
   cJSON *root = cJSON_Parse(run.out);
@@ -209,7 +187,7 @@ static void check_generate_text(const char *demo) {
   cJSON *peak = cJSON_GetObjectItemCaseSensitive(root, "peak_backing_bytes");
   CHECK(cJSON_IsNumber(peak) && peak->valuedouble > 0);
   cJSON_Delete(root);
-  free_run(&run);
+  tool_run_free(&run);
   free(text);
 }
 

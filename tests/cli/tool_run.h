@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -58,6 +59,28 @@ static inline tool_run run_tool_in(const char *dir, const char *const *args) {
 static inline void tool_run_free(tool_run *run) {
   free(run->out);
   free(run->err);
+}
+
+/* Runs the program (run_tool_in(dir, args)) and checks its exit code and that stdout/stderr hold
+ * the given texts (NULL: anything; "" for `in_out`: nothing at all), printing the command and
+ * both streams on a failure. The run is freed unless `keep`. */
+static inline void tool_expect_in(const char *dir, const char *const *args, int exit_code,
+                                  const char *in_out, const char *in_err, tool_run *keep) {
+  tool_run run = run_tool_in(dir, args);
+  bool out_ok = !in_out || (in_out[0] ? strstr(run.out, in_out) != NULL : run.out[0] == '\0');
+  if (run.exit_code != exit_code || !out_ok || (in_err && !strstr(run.err, in_err))) {
+    fprintf(stderr, "tessera");
+    for (int i = 0; args[i]; i++)
+      fprintf(stderr, " %s", args[i]);
+    CHECK_FAIL_(
+        "exit %d (want %d), stdout should hold \"%s\", stderr \"%s\"\n--- stdout:\n%s"
+        "--- stderr:\n%s---",
+        run.exit_code, exit_code, in_out ? in_out : "", in_err ? in_err : "", run.out, run.err);
+  }
+  if (keep)
+    *keep = run;
+  else
+    tool_run_free(&run);
 }
 
 #endif

@@ -5,23 +5,11 @@
 #define TSR_TESTS_CUDA_QUANT_GPU_H
 
 #include "check.h"
+#include "quant/formats.h"
 
 static const tsr_device cpu = {TSR_CPU, 0}, gpu = {TSR_GPU, 0};
 
 static const char *const MODE_NAMES[] = {"affine", "mxfp4", "mxfp8", "nvfp4"};
-static const struct {
-  tsr_quant_mode mode;
-  int bits, group_size;
-} FORMATS[] = {
-    {TSR_QUANT_AFFINE, 2, 32}, {TSR_QUANT_AFFINE, 2, 64}, {TSR_QUANT_AFFINE, 2, 128},
-    {TSR_QUANT_AFFINE, 3, 32}, {TSR_QUANT_AFFINE, 3, 64}, {TSR_QUANT_AFFINE, 3, 128},
-    {TSR_QUANT_AFFINE, 4, 32}, {TSR_QUANT_AFFINE, 4, 64}, {TSR_QUANT_AFFINE, 4, 128},
-    {TSR_QUANT_AFFINE, 5, 32}, {TSR_QUANT_AFFINE, 5, 64}, {TSR_QUANT_AFFINE, 5, 128},
-    {TSR_QUANT_AFFINE, 6, 32}, {TSR_QUANT_AFFINE, 6, 64}, {TSR_QUANT_AFFINE, 6, 128},
-    {TSR_QUANT_AFFINE, 8, 32}, {TSR_QUANT_AFFINE, 8, 64}, {TSR_QUANT_AFFINE, 8, 128},
-    {TSR_QUANT_MXFP4, 4, 32},  {TSR_QUANT_MXFP8, 8, 32},  {TSR_QUANT_NVFP4, 4, 16},
-};
-#define FORMAT_COUNT ((int)(sizeof FORMATS / sizeof FORMATS[0]))
 static const tsr_dtype FLOATS[3] = {TSR_FLOAT32, TSR_FLOAT16, TSR_BFLOAT16};
 
 /* v stored as element i of a float dtype's buffer (half precision rounded to nearest even). */

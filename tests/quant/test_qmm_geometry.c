@@ -10,6 +10,7 @@
  * The packed weights are built here from random codes and scales (no quantize involved), with a
  * packer written here. Under TSR_SANITIZED the shapes are scaled down (M <= 33, fewer groups) so
  * the run stays within seconds; the case count is the same. */
+#include "formats.h"
 #include "qmm_ref.h"
 
 #define CASES_PER_LAYOUT 8
@@ -477,25 +478,13 @@ int main(void) {
     printf(
         "TSR_SANITIZED: shapes scaled down (M <= 33, at most 3 groups on the grouped axis, "
         "free axis <= 67); the case count is unchanged\n");
-  static const struct {
-    tsr_quant_mode mode;
-    int bits, group_size;
-  } combos[] = {
-      {TSR_QUANT_AFFINE, 2, 32}, {TSR_QUANT_AFFINE, 2, 64}, {TSR_QUANT_AFFINE, 2, 128},
-      {TSR_QUANT_AFFINE, 3, 32}, {TSR_QUANT_AFFINE, 3, 64}, {TSR_QUANT_AFFINE, 3, 128},
-      {TSR_QUANT_AFFINE, 4, 32}, {TSR_QUANT_AFFINE, 4, 64}, {TSR_QUANT_AFFINE, 4, 128},
-      {TSR_QUANT_AFFINE, 5, 32}, {TSR_QUANT_AFFINE, 5, 64}, {TSR_QUANT_AFFINE, 5, 128},
-      {TSR_QUANT_AFFINE, 6, 32}, {TSR_QUANT_AFFINE, 6, 64}, {TSR_QUANT_AFFINE, 6, 128},
-      {TSR_QUANT_AFFINE, 8, 32}, {TSR_QUANT_AFFINE, 8, 64}, {TSR_QUANT_AFFINE, 8, 128},
-      {TSR_QUANT_MXFP4, 4, 32},  {TSR_QUANT_MXFP8, 8, 32},  {TSR_QUANT_NVFP4, 4, 16},
-  };
   int index = 0, passed = 0;
   qr_stats stats = {0};
-  for (size_t c = 0; c < sizeof combos / sizeof combos[0]; c++)
+  for (int c = 0; c < FORMAT_COUNT; c++)
     for (int t = 0; t < 2; t++)
       for (int layout = 0; layout < CASES_PER_LAYOUT; layout++) {
         geo_case gc;
-        make_case(index++, combos[c].mode, combos[c].bits, combos[c].group_size, t == 0, layout,
+        make_case(index++, FORMATS[c].mode, FORMATS[c].bits, FORMATS[c].group_size, t == 0, layout,
                   small, &gc);
         passed += run_case(&gc, &stats);
       }

@@ -181,16 +181,8 @@ __device__ inline int64_t tsr_ew_i64_maximum(int64_t a, int64_t b) {
 __device__ inline int64_t tsr_ew_i64_minimum(int64_t a, int64_t b) {
   return a < b ? a : b;
 }
-/* Square and multiply modulo 2^64; a negative exponent gives the real result truncated toward
-   zero (1 for base 1, +-1 for base -1, else 0). */
 __device__ inline int64_t tsr_ew_i64_power(int64_t base, int64_t exponent) {
-  if (exponent < 0) return base == 1 ? 1 : base == -1 ? ((exponent & 1) ? -1 : 1) : 0;
-  uint64_t result = 1, factor = (uint64_t)base;
-  for (uint64_t e = (uint64_t)exponent; e; e >>= 1) {
-    if (e & 1u) result *= factor;
-    factor *= factor;
-  }
-  return (int64_t)result;
+  return tsri_element_i64_power(base, exponent); /* the CPU's rule (base/element.h) */
 }
 __device__ inline int64_t tsr_ew_i64_equal(int64_t a, int64_t b) {
   return a == b;

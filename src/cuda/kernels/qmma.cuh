@@ -58,8 +58,6 @@ struct tsr_qmma_args {
   int64_t w_rows, w_words, groups; /* of one packed weight matrix: rows, words and groups/row */
   int64_t n_blocks, m_blocks;      /* blocks per product along N (16 rows) and M (8 * MT rows) */
   int64_t blocks;                  /* batch count * n_blocks * m_blocks */
-  int vector_scales;               /* a run's scale and bias entries may be read as one vector */
-  int unused;
 };
 
 static __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1,
@@ -77,12 +75,14 @@ static __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t
   return d;
 }
 
+#if BITS == 8
 /* The bfloat16 pair of two floats that are exact in bfloat16 (lo in the low half). */
 static __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   uint32_t d;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
   return d;
 }
+#endif
 
 /* A's two registers of one row for k-step j: (lo, hi) = the pairs for slots 2t.. and 2t+8... */
 static __device__ __forceinline__ void a_pairs(const uint32_t *words, int j, uint32_t *lo,
@@ -168,36 +168,12 @@ struct qmma_group {
   float s[2], b[2];
 };
 
-/* A run's UNROLL scales (or biases) of one row in one vector load: one L1 request per row
-   instead of one per group (the scalar loads of 8 rows per instruction were most of L1's
-   requests). cuda/qmm.c says when the run's entries are aligned for it (vector_scales). */
-#define RUN_BYTES (UNROLL * S_SIZE)
-#define RUN_WORDS (RUN_BYTES >= 4 ? RUN_BYTES / 4 : 1)
-
-static __device__ __forceinline__ void load_run(const unsigned char *p,
-                                                uint32_t (&words)[RUN_WORDS]) {
-  if (RUN_BYTES >= 4)
-    load_words<RUN_WORDS>((const uint32_t *)p, words);
-  else
-    words[0] = __ldg((const uint16_t *)p);
-}
-
-static __device__ __forceinline__ float run_entry(const uint32_t (&words)[RUN_WORDS], int u) {
-  if (S_SIZE == 4) return __uint_as_float(words[u]);
-  const uint32_t bits = (words[u >> 1] >> (16 * (u & 1))) & 0xffffu;
-  return TSR_S_DTYPE == TSRI_ELEMENT_BFLOAT16 ? __uint_as_float(bits << 16)
-                                              : tsri_f16_to_f32((uint16_t)bits);
-}
-
-static __device__ __forceinline__ void load_group(qmma_group &q, const qmma_lane &l, int group,
-                                                  bool with_scales) {
+static __device__ __forceinline__ void load_group(qmma_group &q, const qmma_lane &l, int group) {
 #pragma unroll
   for (int h = 0; h < 2; h++) {
     load_words<WORDS>(l.w[h] + group * (G * BITS / 32), q.words[h]);
-    if (with_scales) {
-      q.s[h] = tsri_element_load_f32(l.s[h] + group * S_SIZE, TSR_S_DTYPE);
-      q.b[h] = tsri_element_load_f32(l.b[h] + group * S_SIZE, TSR_S_DTYPE);
-    }
+    q.s[h] = tsri_element_load_f32(l.s[h] + group * S_SIZE, TSR_S_DTYPE);
+    q.b[h] = tsri_element_load_f32(l.b[h] + group * S_SIZE, TSR_S_DTYPE);
   }
   if (X_EARLY) {
     if (l.x)
@@ -251,34 +227,21 @@ static __device__ __forceinline__ void group_product(float (&acc)[MT][4], const 
 /* The warp's groups w * UNROLL + WARPS * UNROLL * i + [0, UNROLL): whole runs load all their
    groups first, then compute; the last, partial run one group at a time. */
 static __device__ void warp_groups(float (&acc)[MT][4], const qmma_lane &l, const uint16_t *x_tiles,
-                                   int64_t rows_left, int64_t k, int groups, bool vector_scales) {
+                                   int64_t rows_left, int64_t k, int groups) {
   const int warp = threadIdx.x >> 5;
   int first = warp * UNROLL;
   for (; first + UNROLL <= groups; first += WARPS * UNROLL) {
     qmma_group q[UNROLL];
 #pragma unroll
     for (int u = 0; u < UNROLL; u++)
-      load_group(q[u], l, first + u, !vector_scales);
-    if (vector_scales) {
-#pragma unroll
-      for (int h = 0; h < 2; h++) {
-        uint32_t sw[RUN_WORDS], bw[RUN_WORDS];
-        load_run(l.s[h] + first * S_SIZE, sw);
-        load_run(l.b[h] + first * S_SIZE, bw);
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-          q[u].s[h] = run_entry(sw, u);
-          q[u].b[h] = run_entry(bw, u);
-        }
-      }
-    }
+      load_group(q[u], l, first + u);
 #pragma unroll
     for (int u = 0; u < UNROLL; u++)
       group_product(acc, q[u], x_tiles, rows_left, k, first + u);
   }
   for (int group = first; group < groups && group < first + UNROLL; group++) {
     qmma_group q;
-    load_group(q, l, group, true);
+    load_group(q, l, group);
     group_product(acc, q, x_tiles, rows_left, k, group);
   }
 }
@@ -342,7 +305,7 @@ __launch_bounds__(WARPS * 32, 2)(tsr_qmma_args a, tsr_qmm_batch batch, const uin
 #pragma unroll
       for (int i = 0; i < 4; i++)
         acc[mt][i] = 0.0f;
-    warp_groups(acc, l, x_tiles, rows_left, a.k, (int)a.groups, a.vector_scales != 0);
+    warp_groups(acc, l, x_tiles, rows_left, a.k, (int)a.groups);
     reduce_and_store(acc, red, b, n0, m0, a, out);
   }
 }
