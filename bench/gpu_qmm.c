@@ -7,7 +7,8 @@
  *    time of cuBLASLt's bf16 product of the same M, N, K (× = cuBLAS time / ours);
  *  - gather_qmm decode as a GLM-4.5 MoE layer runs it (128 experts, top-8, 768 x 2048 and
  *    2048 x 768): GB/s over the weight bytes actually read;
- *  - tsr_quantize of a bfloat16 [28672, 8192] weight: GB/s of its reads and writes.
+ *  - tsr_quantize of a bfloat16 [28672, 8192] weight and tsr_dequantize of it back to bfloat16:
+ *    GB/s of their reads and writes.
  * Weights are rotated over >= 256 MiB of copies (5× the H200's 50 MB L2) so no figure is an L2
  * figure. Kernel time, not host time: each measurement first blocks the stream with a host
  * function (a gate), enqueues every repetition behind it, records CUDA events around them and
@@ -42,7 +43,7 @@ static const format FORMATS[] = {
     {"mxfp8", TSR_QUANT_MXFP8, 8, 32},
 };
 static const int64_t SHAPES[][2] = {{28672, 8192}, {4096, 14336}, {14336, 4096}, {4096, 4096}};
-static const int64_t MS[] = {1, 2, 4, 8, 16, 64, 512};
+static const int64_t MS[] = {1, 2, 4, 8, 16, 64, 128, 512};
 
 static int fail(const char *what, tsr_status st) {
   fprintf(stderr, "gpu_qmm: %s: %s: %s\n", what, tsr_status_name(st), tsr_last_error());
@@ -411,12 +412,14 @@ static int moe_table(const roofs *r, tsr_stream *s, const format *f) {
   return 0;
 }
 
-/* tsr_quantize of a bf16 [28672, 8192]: reads 2 bytes per weight, writes codes and scales. */
+/* tsr_quantize of a bf16 [28672, 8192]: reads 2 bytes per weight, writes codes and scales; and
+   tsr_dequantize of its result (w_q, scales, biases) back to bf16, the reverse traffic. */
 typedef struct {
   tsr_stream *s;
   const format *f;
   tsr_array *w, *held[3 * REPS];
   int held_count;
+  tsr_array *w_q, *scales, *biases; /* one quantization of w, for the dequantize rows */
 } quantize_ctx;
 
 static void reset_quantize(void *ctx) {
@@ -443,6 +446,41 @@ static bool enqueue_quantize(void *ctx, int i) {
   return true;
 }
 
+static bool enqueue_dequantize(void *ctx, int i) {
+  quantize_ctx *c = ctx;
+  (void)i;
+  tsr_array *w = NULL;
+  tsr_status st = tsr_dequantize(&w, c->w_q, c->scales, c->biases, c->f->group_size, c->f->bits,
+                                 c->f->mode, TSR_BFLOAT16, c->s);
+  if (st == TSR_OK) st = tsr_async_eval(&w, 1);
+  if (st != TSR_OK) {
+    fail("dequantize", st);
+    return false;
+  }
+  c->held[c->held_count++] = w;
+  return true;
+}
+
+static void dequantize_row(const roofs *r, quantize_ctx *c, double weight_bytes) {
+  tsr_status st =
+      tsr_quantize(&c->w_q, &c->scales, c->f->mode == TSR_QUANT_AFFINE ? &c->biases : NULL, c->w,
+                   c->f->group_size, c->f->bits, c->f->mode, c->s);
+  if (st != TSR_OK) {
+    fail("dequantize input", st);
+    return;
+  }
+  bool host_bound = false;
+  double us = gated_us(r->stream, enqueue_dequantize, reset_quantize, c, REPS, &host_bound);
+  reset_quantize(c);
+  double bytes = 28672.0 * 8192.0 * 2.0 + weight_bytes;
+  if (us > 0)
+    printf("  dequantize to bf16 [28672, 8192]: %9.2f µs %7.0f GB/s  %.2f of the copy roof%s\n", us,
+           bytes / us / 1e3, bytes / us / 1e3 / r->copy_roof, host_bound ? "  (host-bound)" : "");
+  tsr_array_release(c->w_q);
+  tsr_array_release(c->scales);
+  tsr_array_release(c->biases);
+}
+
 static int quantize_row(const roofs *r, tsr_stream *s, const format *f) {
   const int64_t shape[2] = {28672, 8192};
   quantize_ctx c = {.s = s, .f = f};
@@ -452,11 +490,12 @@ static int quantize_row(const roofs *r, tsr_stream *s, const format *f) {
   bool host_bound = false;
   double us = gated_us(r->stream, enqueue_quantize, reset_quantize, &c, REPS, &host_bound);
   reset_quantize(&c);
-  tsr_array_release(c.w);
   double bytes = (double)(shape[0] * shape[1]) * 2.0 + weight_bytes(f, shape[0], shape[1]);
   if (us > 0)
     printf("  quantize bf16 [28672, 8192]: %9.2f µs %7.0f GB/s  %.2f of the copy roof%s\n", us,
            bytes / us / 1e3, bytes / us / 1e3 / r->copy_roof, host_bound ? "  (host-bound)" : "");
+  dequantize_row(r, &c, weight_bytes(f, shape[0], shape[1]));
+  tsr_array_release(c.w);
   return 0;
 }
 

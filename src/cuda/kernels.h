@@ -25,4 +25,13 @@ void tsri_cuda_register_cumsum(tsri_kernel_fn *table, tsri_cuda_supports_fn *sup
 void tsri_cuda_register_nn(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
 void tsri_cuda_register_quant(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports);
 
+/* op->out [m, n] = a [m, k] · b [n, k]^T, a and b packed row-major of op->out's dtype (float32,
+ * float16 or bfloat16), float32 accumulation, on op's stream through the device's cuBLASLt plans
+ * (cuda/matmul.c). For kernels that make an operand first (cuda/qmm.c's dequantized prefill). */
+tsr_status tsri_cuda_matmul_nt(const tsri_op *op, int64_t m, int64_t n, int64_t k, const void *a,
+                               const void *b);
+
+/* TSRI_PRIM_DEQUANTIZE's kernel (cuda/quant.c), for an op built around a scratch output. */
+tsr_status tsri_cuda_dequantize(const tsri_op *op);
+
 #endif

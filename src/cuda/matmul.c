@@ -617,6 +617,26 @@ static tsr_status cuda_matmul(const tsri_op *op) {
   return status;
 }
 
+tsr_status tsri_cuda_matmul_nt(const tsri_op *op, int64_t m, int64_t n, int64_t k, const void *a,
+                               const void *b) {
+  tsri_matmul_geometry g = {.m = m, .n = n, .k = k, .batch_count = 1};
+  operand oa = {
+      .data = a, .dtype = op->out.dtype, .rows = m, .cols = k, .row_stride = k, .col_stride = 1};
+  operand ob = {.data = b,
+                .dtype = op->out.dtype,
+                .rows = k,
+                .cols = n,
+                .row_stride = 1,
+                .col_stride = k}; /* b [n, k] row-major: the [k, n] operand column-major */
+  lt_matrix lt_a, lt_b;
+  tsr_status status = lt_operand(op, &g, &oa, &lt_a);
+  if (status == TSR_OK) status = lt_operand(op, &g, &ob, &lt_b);
+  if (status == TSR_OK) status = run_product(op, &g, &oa, &ob, &lt_a, &lt_b);
+  if (oa.scratch) op->stream->iface->after_current(op->stream, release_scratch, oa.scratch);
+  if (ob.scratch) op->stream->iface->after_current(op->stream, release_scratch, ob.scratch);
+  return status;
+}
+
 /* One float dtype for both operands and the output: cuBLASLt multiplies A and B of one type, and
    an integer or mixed product would need a conversion kernel first. */
 static bool cuda_matmul_supports(const tsri_op *op) {

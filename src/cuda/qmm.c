@@ -1,7 +1,10 @@
 /* cuda/qmm.c — quantized_matmul and gather_qmm on the GPU, under the geometry ops/quant_matmul.h
- * derived: affine 4- and 8-bit transposed products against bfloat16 x on the tensor cores
- * (cuda/kernels/qmma.cuh, any M); otherwise for decode (transpose, M <= 8) the warp-per-columns
- * kernel cuda/kernels/qmv.cuh, for everything else the tiled cuda/kernels/qmm.cuh; all accumulate
+ * derived: affine 4- and 8-bit transposed products against bfloat16 x run on the tensor cores
+ * (cuda/kernels/qmma.cuh) below 128 rows of x; a transposed product with more rows (past qmv's 8
+ * where qmma does not apply) whose dequantized weights are exact in the output's dtype
+ * dequantizes w once into scratch and runs one cuBLASLt product (prefill); otherwise for decode
+ * (transpose, M <= 8) the warp-per-columns kernel cuda/kernels/qmv.cuh, for everything else the
+ * tiled cuda/kernels/qmm.cuh; all accumulate
  * in float32 and round once to the output dtype (quant-spec Part A §4; the CPU reference is
  * cpu/qmm.c). x, w_q, scales and biases are gathered packed when strided (cuda/packed.h); the
  * index arrays are read where they lie, any integer dtype and layout.
@@ -24,6 +27,7 @@
 #include "cuda/packed.h"
 #include "cuda/quant.h"
 #include "cuda/runtime.h"
+#include "ops/quant.h"
 #include "ops/quant_matmul.h"
 
 #define QMV_MAX_M 8
@@ -199,6 +203,83 @@ static tsr_status launch_qmm(const tsri_op *op, const tsri_qmm_params *p,
   return launch_product(op, r, "qmm", options, &a, a.blocks, QMM_THREADS);
 }
 
+/* ---- prefill: dequantize once, then cuBLASLt ------------------------------------------------ */
+
+/* Rows of x from which a product is cheaper as dequantize-then-GEMM than on the tensor-core kernel
+   (H200, affine 4-bit g64, 28672 x 8192: qmma 313-335 µs at M = 64, ~3.2-3.8 ms at M = 512;
+   dequantize ~350 µs + cuBLASLt's bfloat16 product 120-260 µs). Where qmma does not apply, the
+   tiled kernel's M = 16 already takes 2.5-2.8 ms, so every product past qmv's rows goes there. */
+#define DEQUANTIZED_MIN_ROWS_QMMA 128
+
+/* Whether w dequantized into the output's dtype is exactly the w of the bound (quant-spec Part A
+   §4; tests/quant/qmm_ref.h's rule weights) for a product whose x, output and (affine) scales are
+   of that dtype: affine decodes in the scales' dtype, so always; mxfp4 and nvfp4 values times
+   their scale have at most 6 significant bits and a float32 exponent, exact in bfloat16 and float32
+   (not float16's range); mxfp8's subnormal codes times small e8m0 scales reach below bfloat16's
+   subnormals, so float32 only. */
+static bool dequantized_exact(const tsri_qmm_params *p, const tsri_qmm_operands *o, tsr_dtype out) {
+  if (p->mode == TSRI_QF_AFFINE) return o->biases && o->scales->dtype == out;
+  if (p->mode == TSRI_QF_MXFP8) return out == TSR_FLOAT32;
+  return out == TSR_FLOAT32 || out == TSR_BFLOAT16;
+}
+
+/* A quantized_matmul (no gather), transposed, one weight matrix shared by every product, x of the
+   output's dtype, the dequantized weights exact (above), and enough rows of x in all that
+   dequantizing once and one cuBLASLt product (float32 accumulation, one rounding to the output)
+   beat the fused kernels. */
+static bool dequantized_fits(const tsri_op *op, const tsri_qmm_params *p,
+                             const tsri_qmm_operands *o, const qmm_run *r) {
+  const tsri_qmm_geometry *g = &p->g;
+  int64_t min_rows = qmma_fits(p, o, r) ? DEQUANTIZED_MIN_ROWS_QMMA : QMV_MAX_M + 1;
+  return op->primitive == TSRI_PRIM_QUANTIZED_MATMUL && p->transpose && !o->lhs && !o->rhs &&
+         g->w_matrices == 1 && g->batch_count == g->x_matrices && o->x->dtype == op->out.dtype &&
+         dequantized_exact(p, o, op->out.dtype) && g->x_matrices * g->m >= min_rows;
+}
+
+static void release_buffer(void *buffer) {
+  tsri_buffer_release(buffer);
+}
+
+/* Scratch for w dequantized ([N, K] of the output's dtype), or NULL when the product does not
+   take that path or the bytes are not to be had (a cap: then the kernels that need none run). */
+static tsri_buffer *dequantized_scratch(const tsri_op *op, const tsri_qmm_params *p,
+                                        const tsri_qmm_operands *o, const qmm_run *r) {
+  if (!dequantized_fits(op, p, o, r)) return NULL;
+  tsri_buffer *w = NULL;
+  uint64_t bytes = (uint64_t)(p->g.n * p->g.k) * tsr_dtype_size(op->out.dtype);
+  return tsri_cuda_scratch_alloc(op, bytes, "quantized_matmul", &w) == TSR_OK ? w : NULL;
+}
+
+/* w dequantized into the scratch by the dequantize kernel, then out = x · w^T on cuBLASLt; the
+   scratch goes back once the stream has passed both. */
+static tsr_status launch_dequantized(const tsri_op *op, const tsri_qmm_params *p,
+                                     const tsri_qmm_operands *o, const qmm_run *r, tsri_buffer *w) {
+  const tsri_qmm_geometry *g = &p->g;
+  tsr_status status;
+  tsri_dequantize_params dq_params = {
+      .mode = p->mode, .group_size = p->group_size, .bits = p->bits};
+  tsri_op dq = *op;
+  dq.primitive = TSRI_PRIM_DEQUANTIZE;
+  dq.params = &dq_params;
+  dq.params_size = sizeof dq_params;
+  dq.ninputs = o->biases ? 3 : 2;
+  dq.in[0] = *o->w_q;
+  dq.in[1] = *o->scales;
+  if (o->biases) dq.in[2] = *o->biases;
+  dq.out = (tsri_view){.data = w->data,
+                       .dtype = op->out.dtype,
+                       .ndim = 2,
+                       .shape = {g->n, g->k},
+                       .strides = {g->k, 1},
+                       .size = g->n * g->k};
+  dq.out_is_in0 = false;
+  status = tsri_cuda_dequantize(&dq);
+  if (status == TSR_OK)
+    status = tsri_cuda_matmul_nt(op, g->x_matrices * g->m, g->n, g->k, r->x.data, w->data);
+  op->stream->iface->after_current(op->stream, release_buffer, w);
+  return status;
+}
+
 /* ---- a gather's index out of range --------------------------------------------------------- */
 
 /* An index element read back from the device, as int64. */
@@ -301,7 +382,10 @@ static tsr_status cuda_qmm(const tsri_op *op) {
   batch_init(&r.batch, &o, &p->g);
   if (status == TSR_OK) status = tsri_cuda_poison_output(op);
   if (status == TSR_OK) {
-    if (qmma_fits(p, &o, &r))
+    tsri_buffer *dequantized = dequantized_scratch(op, p, &o, &r);
+    if (dequantized)
+      status = launch_dequantized(op, p, &o, &r, dequantized);
+    else if (qmma_fits(p, &o, &r))
       status = launch_qmma(op, p, &o, &r);
     else if (p->transpose && p->g.m <= QMV_MAX_M)
       status = launch_qmv(op, p, &o, &r);

@@ -1,8 +1,8 @@
 /* cuda/quant.c — quantize and dequantize on the GPU (cuda/kernels/quantize.cuh: one thread per
- * group; cuda/kernels/dequantize_any.cuh: one thread per element), bit for bit with the CPU
- * reference (cpu/quant.c) for every mode, bit width, group size and float dtype, the nvfp4 global
- * scale, and the NaN/Inf rules of docs/quant-rules.md. Strided inputs are gathered packed first
- * (cuda/packed.h). Also the area's registration; the matmuls are cuda/qmm.c's. */
+ * group; cuda/kernels/dequantize_any.cuh: one thread per chunk of a group), bit for bit with the
+ * CPU reference (cpu/quant.c) for every mode, bit width, group size and float dtype, the nvfp4
+ * global scale, and the NaN/Inf rules of docs/quant-rules.md. Strided inputs are gathered packed
+ * first (cuda/packed.h). Also the area's registration; the matmuls are cuda/qmm.c's. */
 #include "cuda/quant.h"
 
 #include <stdio.h>
@@ -63,7 +63,7 @@ static tsr_status cuda_quantize(const tsri_op *op) {
 }
 
 /* One thread per output element; w_q, scales and biases gathered packed when strided. */
-static tsr_status cuda_dequantize(const tsri_op *op) {
+tsr_status tsri_cuda_dequantize(const tsri_op *op) {
   if (op->out.size == 0) return TSR_OK;
   const tsri_dequantize_params *p = TSRI_PARAMS(op, tsri_dequantize_params);
   const tsri_view *w_q = &op->in[0], *scales = &op->in[1];
@@ -90,8 +90,11 @@ static tsr_status cuda_dequantize(const tsri_op *op) {
              p->mode, p->bits, p->group_size, (int)scales->dtype, (int)op->out.dtype);
     void *args[] = {&a, (void *)&packed_w.data, (void *)&packed_scales.data,
                     (void *)&packed_biases.data, (void *)&op->out.data};
+    int64_t chunks = a.size / (p->bits == 4 || p->bits == 8 ? 8
+                               : p->bits == 2               ? 16
+                                                            : 32); /* DQ_CHUNK */
     status = tsri_cuda_launch(op, "dequantize_any", options,
-                              tsri_dim3(tsri_cuda_blocks_for(a.size, DEQUANTIZE_THREADS)),
+                              tsri_dim3(tsri_cuda_blocks_for(chunks, DEQUANTIZE_THREADS)),
                               tsri_dim3(DEQUANTIZE_THREADS), 0, args);
   }
   tsri_cuda_packed_done(op, &packed_w);
@@ -103,6 +106,6 @@ static tsr_status cuda_dequantize(const tsri_op *op) {
 /* Every mode, bit width, group size and dtype the ops accept: no supports() refusal. */
 void tsri_cuda_register_quant(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports) {
   table[TSRI_PRIM_QUANTIZE] = cuda_quantize;
-  table[TSRI_PRIM_DEQUANTIZE] = cuda_dequantize;
+  table[TSRI_PRIM_DEQUANTIZE] = tsri_cuda_dequantize;
   tsri_cuda_register_qmm(table, supports);
 }
