@@ -32,8 +32,15 @@
  *    threads as tessera's pool (TSR_NUM_THREADS, else the online cores), from the same tmpfs
  *    pages the model maps. ratio = decode weight GB/s / roof GB/s, from the medians and from the
  *    best rounds of each.
+ * With --device gpu (CUDA builds) the model is loaded onto GPU 0 and the roof is the device's own:
+ * one cudaMemcpy device-to-device of as many bytes as a decode step reads, its traffic (read +
+ * write) per second — on the H200 bench/gpu_qmm measures a read-only cuBLASLt bf16 GEMV at
+ * 0.99-1.02 of that rate, so it stands for reading the weights once. Only the `one`
+ * configuration runs there (OpenBLAS computes nothing on the GPU's path).
  * Flags: --small (8 layers), --layers N, --steps N (decode steps per context, default 24),
- * --long N (the second context, 0 to skip it), --config one|timeout|both, --seed N. */
+ * --long N (the second context, 0 to skip it), --config one|timeout|both, --seed N,
+ * --device cpu|gpu, --dir DIR (the checkpoint's folder is made there instead of /dev/shm: a
+ * machine whose /dev/shm is small; the page cache then stands for tmpfs). */
 #include <cblas.h>
 #include <dirent.h>
 #include <math.h>
@@ -50,6 +57,9 @@
 #include <immintrin.h>
 #endif
 
+#ifdef TSR_BENCH_CUDA
+#include <cuda_runtime.h>
+#endif
 #include <tessera/model.h>
 #include <tessera/safetensors.h>
 #include <tessera/tessera.h>
@@ -62,6 +72,8 @@ typedef struct {
   int steps;
   uint64_t seed;
   const char *config;      /* one, timeout, both */
+  bool gpu;                /* --device gpu */
+  const char *parent;      /* --dir: where the checkpoint's folder is made (/dev/shm) */
   const char *measure_dir; /* the checkpoint folder, once made */
   int result_fd;           /* where a measuring process sends its figures */
 } options;
@@ -413,6 +425,46 @@ static void roof_stop(void) {
   pthread_barrier_destroy(&roof.done);
 }
 
+/* The GPU's roof: a device-to-device copy of a decode step's weight bytes (see the top). */
+static struct {
+  void *src, *dst;
+  size_t bytes;
+} gpu_roof;
+
+static bool gpu_roof_start(double bytes) {
+#ifdef TSR_BENCH_CUDA
+  gpu_roof.bytes = (size_t)bytes;
+  return cudaMalloc(&gpu_roof.src, gpu_roof.bytes) == cudaSuccess &&
+         cudaMalloc(&gpu_roof.dst, gpu_roof.bytes) == cudaSuccess &&
+         cudaMemset(gpu_roof.src, 1, gpu_roof.bytes) == cudaSuccess;
+#else
+  (void)bytes;
+  return false;
+#endif
+}
+
+/* Seconds for reading the bytes once: half the copy's time (it reads and writes them). */
+static double gpu_roof_read(void) {
+#ifdef TSR_BENCH_CUDA
+  double t0 = now_s();
+  /* cudaMemcpy returns before a device-to-device copy ends: the synchronization is the end. */
+  if (cudaMemcpy(gpu_roof.dst, gpu_roof.src, gpu_roof.bytes, cudaMemcpyDeviceToDevice) !=
+          cudaSuccess ||
+      cudaDeviceSynchronize() != cudaSuccess)
+    die("gpu roof: cudaMemcpy", TSR_ERR_DEVICE);
+  return 0.5 * (now_s() - t0);
+#else
+  return 0.0;
+#endif
+}
+
+static void gpu_roof_stop(void) {
+#ifdef TSR_BENCH_CUDA
+  cudaFree(gpu_roof.src);
+  cudaFree(gpu_roof.dst);
+#endif
+}
+
 /* ---- measuring one configuration ------------------------------------------------------------- */
 
 typedef struct {
@@ -513,19 +565,20 @@ static decode_result decode_rounds(bench *b, tsr_session *s) {
   int steps = b->o->steps;
   double step_s[MAX_STEPS], roof_s[MAX_STEPS];
   size_t context = tsr_session_length(s);
+  double (*read)(void) = b->o->gpu ? gpu_roof_read : roof_read;
   for (int i = 0; i < WARM_STEPS; i++)
     decode_step(b, s);
-  roof_read();
+  read();
   for (int i = 0; i < steps; i++) {
     step_s[i] = decode_step(b, s);
-    roof_s[i] = roof_read();
+    roof_s[i] = read();
   }
-  double step = median(step_s, steps), read = median(roof_s, steps);
+  double step = median(step_s, steps), roof_time = median(roof_s, steps);
   decode_result r = {1.0 / step,
                      1.0 / step_s[0],
                      b->weight_bytes / step * 1e-9,
-                     b->weight_bytes / read * 1e-9,
-                     read / step,
+                     b->weight_bytes / roof_time * 1e-9,
+                     roof_time / step,
                      roof_s[0] / step_s[0]};
   printf(
       "| %s | decode | %zu (+%d) | %d | %.3f | %.2f (best %.2f) | – | %.1f | %.1f | %.2f; "
@@ -564,17 +617,22 @@ static void measure_contexts(bench *b, run_result *r) {
 static int measure(const options *o) {
   bench b = {.o = o, .token_state = o->seed ^ 0x70c3e5u};
   run_result r = {0};
+  tsr_model_options mo = tsr_model_default_options();
+  if (o->gpu) mo.device = (tsr_device){TSR_GPU, 0};
   double t0 = now_s();
-  tsr_status st = tsr_model_load(&b.model, o->measure_dir, NULL);
+  tsr_status st = tsr_model_load(&b.model, o->measure_dir, &mo);
   r.load_s = now_s() - t0;
   if (st != TSR_OK) die("model_load", st);
   printf("| %s | load | – | – | %.2f | – | – | – | – | – |\n", o->config, r.load_s);
   b.vocab = tsr_model_vocab_size(b.model);
   b.logits = checked_malloc((size_t)b.vocab * sizeof *b.logits);
   collect_spans(&b, o->measure_dir);
-  roof_start(b.spans, b.n_spans);
+  if (o->gpu && tsr_device_count(TSR_GPU) < 1) die("--device gpu: no usable GPU", TSR_ERR_DEVICE);
+  if (o->gpu && !gpu_roof_start(b.weight_bytes)) die("gpu roof: cudaMalloc", TSR_ERR_NOMEM);
+  if (!o->gpu) roof_start(b.spans, b.n_spans);
   measure_contexts(&b, &r);
-  roof_stop();
+  if (o->gpu) gpu_roof_stop();
+  if (!o->gpu) roof_stop();
   for (size_t i = 0; i < b.n_spans; i++)
     tsr_array_release(b.held[i]);
   free(b.held);
@@ -658,6 +716,20 @@ static bool run_config(const char *dir, int argc, char **argv, const char *confi
   return ok;
 }
 
+/* The GPU a --device gpu run measures, and what its roof is. */
+static void print_gpu(const options *o) {
+  (void)o;
+#ifdef TSR_BENCH_CUDA
+  struct cudaDeviceProp prop;
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess)
+    die("cudaGetDeviceProperties", TSR_ERR_DEVICE);
+  printf(
+      "GPU 0: %s (sm_%d%d); model and KV cache on the GPU; roof: cudaMemcpy device to device "
+      "of a decode step's weight bytes, (read + write) / s\n\n",
+      prop.name, prop.major, prop.minor);
+#endif
+}
+
 static void print_header(const options *o, const spec_list *l, double write_s) {
   char line[256], cpu[128] = "unknown";
   FILE *f = fopen("/proc/cpuinfo", "r");
@@ -670,15 +742,16 @@ static void print_header(const options *o, const spec_list *l, double write_s) {
   if (f) fclose(f);
   double load[1] = {-1.0};
   getloadavg(load, 1);
+  if (o->gpu) print_gpu(o);
   printf(
       "## generate: GLM-4-9B-shaped glm4, %lld layers, affine 4-bit g64 (random, seed %llu)\n\n"
       "CPU: %s, %ld online cores; tessera threads (TSR_NUM_THREADS, else the cores): %d; roof: "
-      "%s loads on as many threads; %s, core %s; checkpoint %.2f GB in %d shards on /dev/shm, "
+      "%s loads on as many threads; %s, core %s; checkpoint %.2f GB in %d shards in %s, "
       "written in %.1f s; load average %.2f\n\n",
       (long long)o->layers, (unsigned long long)o->seed, cpu, sysconf(_SC_NPROCESSORS_ONLN),
       pool_threads(), wide_loads() ? "AVX-512" : "plain (no AVX-512: not a roof)",
       openblas_get_config(), openblas_get_corename(), checkpoint_bytes(l) * 1e-9, l->shards,
-      write_s, load[0]);
+      o->parent, write_s, load[0]);
   printf(
       "| OpenBLAS | what | context | tokens | s (decode: median step) | tok/s | TFLOP/s | "
       "weight GB/s | roof GB/s | ratio (median; best) |\n"
@@ -713,14 +786,15 @@ static void remove_folder(const char *dir) {
 static int run_all(options *o, int argc, char **argv) {
   spec_list l = glm_specs(o);
   struct statvfs fs;
-  double room = statvfs("/dev/shm", &fs) == 0 ? (double)fs.f_bavail * (double)fs.f_frsize : 0.0;
+  double room = statvfs(o->parent, &fs) == 0 ? (double)fs.f_bavail * (double)fs.f_frsize : 0.0;
   if (room < checkpoint_bytes(&l) * 1.05 + 1e8) {
-    fprintf(stderr, "generate: /dev/shm has %.2f GB free; the checkpoint needs %.2f GB\n",
+    fprintf(stderr, "generate: %s has %.2f GB free; the checkpoint needs %.2f GB\n", o->parent,
             room * 1e-9, checkpoint_bytes(&l) * 1e-9);
     return 1;
   }
-  char dir[] = "/dev/shm/tessera-bench-generate-XXXXXX";
-  if (!mkdtemp(dir)) die("mkdtemp in /dev/shm", TSR_ERR_IO);
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/tessera-bench-generate-XXXXXX", o->parent);
+  if (!mkdtemp(dir)) die("mkdtemp in the --dir folder", TSR_ERR_IO);
   struct sigaction sa = {.sa_handler = forward_signal};
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
@@ -733,7 +807,8 @@ static int run_all(options *o, int argc, char **argv) {
   run_result results[2];
   int n = 0;
   for (int i = 0; i < 2 && ok && !interrupted; i++)
-    if (strcmp(o->config, "both") == 0 || strcmp(o->config, all[i]) == 0)
+    if ((o->gpu && i == 0) ||
+        (!o->gpu && (strcmp(o->config, "both") == 0 || strcmp(o->config, all[i]) == 0)))
       ok = run_config(dir, argc, argv, all[i], &results[n++]);
   if (ok && !interrupted && n == 2) print_comparison(o, results);
   remove_folder(dir);
@@ -742,7 +817,12 @@ static int run_all(options *o, int argc, char **argv) {
 }
 
 static bool parse_options(options *o, int argc, char **argv) {
-  *o = (options){.layers = 40, .long_context = 2048, .steps = 24, .seed = 1, .config = "both"};
+  *o = (options){.layers = 40,
+                 .long_context = 2048,
+                 .steps = 24,
+                 .seed = 1,
+                 .config = "both",
+                 .parent = "/dev/shm"};
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--small") == 0) {
@@ -761,6 +841,10 @@ static bool parse_options(options *o, int argc, char **argv) {
       o->seed = strtoull(v, NULL, 10);
     else if (strcmp(a, "--config") == 0)
       o->config = v;
+    else if (strcmp(a, "--dir") == 0)
+      o->parent = v;
+    else if (strcmp(a, "--device") == 0 && (strcmp(v, "cpu") == 0 || strcmp(v, "gpu") == 0))
+      o->gpu = strcmp(v, "gpu") == 0;
     else if (strcmp(a, "--measure") == 0)
       o->measure_dir = v;
     else if (strcmp(a, "--result-fd") == 0)
@@ -770,6 +854,12 @@ static bool parse_options(options *o, int argc, char **argv) {
   }
   bool known = strcmp(o->config, "one") == 0 || strcmp(o->config, "timeout") == 0 ||
                strcmp(o->config, "both") == 0;
+#ifndef TSR_BENCH_CUDA
+  if (o->gpu) {
+    fprintf(stderr, "generate: --device gpu needs a CUDA build of tessera\n");
+    return false;
+  }
+#endif
   return known && o->layers >= 1 && o->layers <= 1000 && o->steps >= 1 && o->steps <= MAX_STEPS &&
          o->long_context >= 0 && o->long_context <= 131072;
 }
@@ -779,7 +869,7 @@ int main(int argc, char **argv) {
   if (!parse_options(&o, argc, argv)) {
     fprintf(stderr,
             "usage: generate [--small | --layers N] [--steps N] [--long N] "
-            "[--config one|timeout|both] [--seed N]\n");
+            "[--config one|timeout|both] [--seed N] [--device cpu|gpu] [--dir DIR]\n");
     return 2;
   }
   return o.measure_dir ? measure(&o) : run_all(&o, argc, argv);
