@@ -110,6 +110,36 @@ static int parse_args(int argc, char **argv, calibrate_args *a) {
   return check_args(a);
 }
 
+/* The ledger's refusal (memory.h) reads "<what> of N bytes ... refused by the cap: cap C, active
+ * A, cached K, pending P, fixed F": what was in use then (cached bytes excepted, evictable) plus
+ * N is the least the cap must allow. False when the message is not a refusal. */
+static bool refused_need(const char *message, uint64_t *need, uint64_t *asked) {
+  const char *refused = strstr(message, " refused by the cap: cap ");
+  const char *of = NULL;
+  for (const char *p = strstr(message, " of "); p && p < refused; p = strstr(p + 1, " of "))
+    of = p;
+  unsigned long long bytes, cap, active, cached, pending, fixed;
+  if (!refused || !of || sscanf(of, " of %llu bytes", &bytes) != 1 ||
+      sscanf(refused,
+             " refused by the cap: cap %llu, active %llu, cached %llu, pending %llu, fixed "
+             "%llu",
+             &cap, &active, &cached, &pending, &fixed) != 5)
+    return false;
+  *need = active + pending + fixed + bytes;
+  *asked = bytes;
+  return true;
+}
+
+/* After TSR_ERR_CAP: how many bytes were needed, and for what (the ledger's message above). */
+static void report_cap_need(uint64_t cap, const char *phase) {
+  uint64_t need = 0, asked = 0;
+  if (!refused_need(tsr_last_error(), &need, &asked)) return;
+  fprintf(stderr,
+          "tessera calibrate: the cap of %llu bytes is too small for %s: it needed at least %llu "
+          "bytes (%llu more for the allocation named above); nothing was written\n",
+          (unsigned long long)cap, phase, (unsigned long long)need, (unsigned long long)asked);
+}
+
 /* Prompt i: the -p texts first, then the --tokens lists. */
 static tsr_status prompt_tokens(tsr_model *m, const calibrate_args *a, size_t i, int32_t **ids,
                                 size_t *n) {
@@ -133,7 +163,9 @@ static int run_prompts(tsr_model *m, const calibrate_args *a, calibrate_result *
     if (st != TSR_OK) {
       char what[64];
       snprintf(what, sizeof what, "running prompt %zu of %zu", i + 1, prompts);
-      return cli_report_failure("calibrate", what, st);
+      int code = cli_report_failure("calibrate", what, st);
+      if (code == CLI_EXIT_CAP) report_cap_need(a->cap, what);
+      return code;
     }
   }
   return CLI_EXIT_OK;
@@ -147,13 +179,9 @@ static int calibrate(tsr_model *m, const calibrate_args *a, calibrate_result *r)
     fprintf(stderr, "tessera calibrate: weighing 4- against 8-bit weights for the recipe\n");
     st = tsr_model_calibration_recipe(r->calibration, a->bits_budget, &r->recipe);
     if (st != TSR_OK) code = cli_report_failure("calibrate", "proposing the recipe", st);
+    if (code == CLI_EXIT_CAP) report_cap_need(a->cap, "proposing the recipe");
   }
   tsr_calibration_snapshot(a->device, &r->ledger);
-  if (code == CLI_EXIT_CAP) {
-    char peak[32], cap[32];
-    fprintf(stderr, "tessera calibrate: the cap of %s is too small (%s was in use at the peak)\n",
-            cli_format_bytes(r->ledger.cap, cap), cli_format_bytes(r->ledger.peak, peak));
-  }
   if (code == CLI_EXIT_OK && a->recipe_path) {
     st = calibrate_write_recipe(a, r);
     if (st != TSR_OK) code = cli_report_failure("calibrate", "writing the recipe", st);
@@ -168,8 +196,7 @@ int cli_calibrate(int argc, char **argv) {
   double start = cli_now_s();
   tsr_model *m = NULL;
   int code = cli_load_model("calibrate", a.dir, a.device, a.cap, &m);
-  if (code == CLI_EXIT_CAP)
-    fprintf(stderr, "tessera calibrate: the cap is too small for the weights themselves\n");
+  if (code == CLI_EXIT_CAP) report_cap_need(a.cap, "loading the weights");
   if (code != CLI_EXIT_OK) return code;
   if (a.n_texts > 0 && !tsr_model_has_tokenizer(m)) {
     tsr_model_free(m);
