@@ -146,6 +146,18 @@ static void check_cap(void) {
   printf("  need %llu bytes: exit 3 one byte below, 0 at it\n", (unsigned long long)need);
 }
 
+/* The recipe file's block (parsed once, kept for the test's life). */
+static const cJSON *from_file_again(const char *path) {
+  static cJSON *block;
+  if (!block) {
+    char *text = tool_read_file(path);
+    block = cJSON_Parse(text);
+    free(text);
+    CHECK(block != NULL);
+  }
+  return block;
+}
+
 static void check_recipe(void) {
   const char *recipe = tmp_path("recipe.json");
   cJSON *root = run_json(ARGS("calibrate", "-m", DENSE, "--cap", "1G", PROMPTS, "--bits-budget",
@@ -162,6 +174,26 @@ static void check_recipe(void) {
   cJSON_Delete(root);
   expect_run(ARGS("calibrate", "-m", DENSE, "--cap", "1G", PROMPTS, "--bits-budget", "8.5"), 0,
              "recipe: 8.500 bits per weight", NULL, NULL);
+  /* convert takes it, and the converted checkpoint loads with 8 and 4 bits where proposed */
+  expect_run(
+      ARGS("convert", "--hf", DENSE, "-o", tmp_path("mixed"), "--recipe", recipe, "--bits", "8"), 2,
+      "", "leave out --mode, --bits and --group-size", NULL);
+  expect_run(ARGS("convert", "--hf", DENSE, "-o", tmp_path("mixed"), "--recipe", recipe), 0, "",
+             NULL, NULL);
+  cJSON *mixed =
+      run_json(ARGS("calibrate", "-m", tmp_path("mixed"), "--cap", "1G", PROMPTS, "--json"));
+  const cJSON *lin;
+  int eights = 0, fours = 0;
+  cJSON_ArrayForEach(lin, cJSON_GetObjectItem(mixed, "linears")) {
+    const cJSON *entry =
+        cJSON_GetObjectItem(from_file_again(recipe), cJSON_GetObjectItem(lin, "name")->valuestring);
+    int want = entry ? 8 : 4;
+    CHECK_EQ_INT(number(lin, "bits"), want);
+    eights += want == 8;
+    fours += want == 4;
+  }
+  CHECK(eights > 0 && fours > 0);
+  cJSON_Delete(mixed);
   printf("  recipe at 6 bits per weight: %.3f, written whole\n", bits);
 }
 
