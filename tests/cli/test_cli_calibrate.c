@@ -83,6 +83,9 @@ static void check_bad_models(void) {
              NULL);
   expect_run(ARGS("calibrate", "-m", MOE, "--cap", "100K", "--tokens", "1"), 3, "",
              "too small for loading the weights", NULL);
+  expect_run(ARGS("calibrate", "-m", MOE, "--cap", "1G", "--tokens", "1", "--bits-budget", "5",
+                  "--recipe", tmp_path("no-such-folder/r.json")),
+             2, "", "cannot write", NULL);
 }
 
 /* The JSON object of a successful run. */
@@ -203,6 +206,8 @@ static void check_text_prompts(void) {
   expect_run(ARGS("calibrate", "-m", demo, "--cap", "1G", "-p", "The capital of France is", "-p",
                   "hello", "--tokens", "5,6"),
              0, "3 prompts", "prompt 3 of 3", NULL);
+  expect_run(ARGS("calibrate", "-m", demo, "--cap", "1G", "-p", ""), 2, "", "encodes to no tokens",
+             NULL);
 }
 
 static void remove_tmp(void) {

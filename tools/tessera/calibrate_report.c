@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "calibrate.h"
@@ -110,6 +111,9 @@ tsr_status calibrate_write_recipe(const calibrate_args *a, const calibrate_resul
   if (!tmp) return tsr_error_set(TSR_ERR_NOMEM, "out of memory");
   snprintf(tmp, len, "%s.partial-XXXXXX", a->recipe_path);
   int fd = mkstemp(tmp);
+  mode_t mask = umask(0); /* mkstemp's 0600 would outlive the rename: a plain file's mode */
+  umask(mask);
+  if (fd >= 0) fchmod(fd, 0666 & ~mask);
   FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
   size_t n = strlen(r->recipe);
   bool ok = f && fwrite(r->recipe, 1, n, f) == n && fputc('\n', f) != EOF;
