@@ -15,10 +15,14 @@ static const char *write_recipe(const char *name, const char *text) {
   return path;
 }
 
-static tsr_status convert_with(const char *recipe, const char *out) {
+static tsr_status convert_from(const char *hf, const char *recipe, const char *out) {
   tsr_convert_options opt = tsr_convert_default_options();
   opt.recipe = recipe;
-  return tsr_model_convert(FX_DENSE_HF, out, &opt);
+  return tsr_model_convert(hf, out, &opt);
+}
+
+static tsr_status convert_with(const char *recipe, const char *out) {
+  return convert_from(FX_DENSE_HF, recipe, out);
 }
 
 /* The bits each linear of checkpoint `dir` loads with, through a calibration (one prompt). */
@@ -95,12 +99,13 @@ static void check_handwritten(void) {
   printf("  hand-written recipe: q_proj and lm_head at 8 bits, one down_proj float, the rest 4\n");
 }
 
-/* A calibration's proposal at 6 bits per weight, converted: every linear loads as proposed. */
-static void check_proposed(void) {
+/* A calibration's proposal at 6 bits per weight, converted: every linear loads as proposed (the
+ * MoE's stacked experts included; its 32-wide inputs stay float). */
+static void check_proposed(const char *hf, const char *tag) {
   tsr_model *m = NULL;
   tsr_model_calibration *c = NULL;
   char *block = NULL;
-  CHECK_OK(tsr_model_load(&m, FX_DENSE_HF, NULL));
+  CHECK_OK(tsr_model_load(&m, hf, NULL));
   CHECK_OK(tsr_model_calibration_new(&c, m));
   CHECK_OK(tsr_model_calibration_run(c, prompt, 8));
   CHECK_OK(tsr_model_calibration_recipe(c, 6.0, &block));
@@ -113,20 +118,25 @@ static void check_proposed(void) {
   }
   tsr_model_calibration_free(c);
   tsr_model_free(m);
-  const char *recipe = write_recipe("proposed.json", block); /* the bare block, unwrapped */
+  char name[64];
+  snprintf(name, sizeof name, "%s.json", tag);
+  const char *recipe = write_recipe(name, block); /* the bare block, unwrapped */
   free(block);
-  const char *out = cv_out("proposed");
-  CHECK_OK(convert_with(recipe, out));
+  const char *out = cv_out(tag);
+  CHECK_OK(convert_from(hf, recipe, out));
   loaded_bits(out, bits, &loaded);
   CHECK_EQ_U64(loaded, n);
-  int eights = 0;
+  int eights = 0, fours = 0;
   for (size_t i = 0; i < n; i++) {
     if (bits[i] != proposed[i])
       CHECK_FAIL_("linear %zu: %d bits, proposed %d", i, bits[i], proposed[i]);
     eights += bits[i] == 8;
+    fours += bits[i] == 4;
   }
-  CHECK(eights > 0 && eights < (int)n);
-  printf("  calibrated recipe at 6 bits per weight: %d of %zu linears load at 8 bits\n", eights, n);
+  CHECK(eights > 0 && fours > 0);
+  printf(
+      "  %s: calibrated recipe at 6 bits per weight, %d of %zu linears load at 8 bits, %d at 4\n",
+      tag, eights, n, fours);
 }
 
 static void expect_refused(const char *what, const char *recipe, tsr_status want,
@@ -158,7 +168,8 @@ static void check_refusals(void) {
 int main(void) {
   fx_make_root("convert-recipe", fx_root);
   check_handwritten();
-  check_proposed();
+  check_proposed(FX_DENSE_HF, "dense");
+  check_proposed(FX_MOE_HF, "moe");
   check_refusals();
   fx_remove_tree(fx_root);
   tsr_memory_clear_cache(fx_cpu);
