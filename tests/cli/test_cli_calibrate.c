@@ -2,10 +2,11 @@
  * TSR_TOOL_PATH: --help; every bad input (exit 2, its message on stderr, nothing on stdout), most
  * found before any model loads; a folder that is missing or not a folder (2); a cap too small for
  * the weights (3); the need read from one run's --json, then a cap one byte below it (3, saying
- * the bytes it needed, stdout empty, the recipe file not written) and at it (0); the table, the
- * JSON object and the recipe file; prompts as text on the demo model, which has a tokenizer. The
- * program runs with the buffer cache off (TSR_CACHE_LIMIT=0), so the peak it reports is the
- * least cap that works (the cap evicts cached bytes before it refuses). */
+ * the bytes it needed, stdout empty, the recipe file not written) and at it (0), and a cap that
+ * fits the prompts but not the recipe's weighing (3, no file); the table, the JSON object and the
+ * recipe file, which convert takes; prompts as text on the demo model, which has a tokenizer. The
+ * program runs with the buffer cache off (TSR_CACHE_LIMIT=0), so the peak it reports is exactly
+ * the least cap that works (docs/API-additions.md, "Step 8 (calibrate)"). */
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -149,6 +150,22 @@ static void check_cap(void) {
   printf("  need %llu bytes: exit 3 one byte below, 0 at it\n", (unsigned long long)need);
 }
 
+/* Weighing the weights for a recipe needs more than the prompts on the dense model: a cap at the
+ * prompts' need runs them and then refuses the recipe, saying so, and writes no file. */
+static void check_recipe_cap(void) {
+  cJSON *root = run_json(ARGS("calibrate", "-m", DENSE, "--cap", "1G", PROMPTS, "--json"));
+  char cap[32];
+  snprintf(cap, sizeof cap, "%llu", (unsigned long long)number(root, "peak_backing_bytes"));
+  cJSON_Delete(root);
+  const char *recipe = tmp_path("too-small.json");
+  expect_run(ARGS("calibrate", "-m", DENSE, "--cap", cap, PROMPTS, "--bits-budget", "5", "--recipe",
+                  recipe),
+             3, "", "too small for proposing the recipe", NULL);
+  CHECK(!exists(recipe));
+  expect_run(ARGS("calibrate", "-m", DENSE, "--cap", cap, PROMPTS), 0, "peak backing", NULL, NULL);
+  printf("  a cap of %s bytes runs the prompts and refuses the recipe (exit 3)\n", cap);
+}
+
 /* The recipe file's block (parsed once, kept for the test's life). */
 static const cJSON *from_file_again(const char *path) {
   static cJSON *block;
@@ -222,6 +239,7 @@ int main(void) {
   check_usage();
   check_bad_models();
   check_cap();
+  check_recipe_cap();
   check_recipe();
   check_text_prompts();
   remove_tmp();
