@@ -147,6 +147,10 @@ static void check_cap(void) {
   if (number(root, "peak_backing_bytes") > (double)need) CHECK_FAIL_("the peak passed the cap");
   cJSON_Delete(root);
   expect_run(ARGS("calibrate", "-m", MOE, "--cap", at, PROMPTS), 0, "peak backing", NULL, NULL);
+  expect_run(ARGS("calibrate", "-m", MOE, "--cap", at, PROMPTS), 0,
+             "layer 2                                  backing in use up to", NULL, NULL);
+  expect_run(ARGS("calibrate", "-m", MOE, "--cap", at, PROMPTS), 0, "\n  mlp.switch_mlp.down_proj ",
+             NULL, NULL);
   printf("  need %llu bytes: exit 3 one byte below, 0 at it\n", (unsigned long long)need);
 }
 

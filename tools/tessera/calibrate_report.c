@@ -20,13 +20,54 @@ static double proposed_bits_per_weight(const tsr_model_calibration *c) {
   return parameters > 0 ? bits / parameters : 0;
 }
 
+/* The name within its layer: "self_attn.q_proj" for "model.layers.0.self_attn.q_proj". */
+static const char *short_name(const char *name) {
+  if (strncmp(name, "model.layers.", 13) != 0) return name;
+  const char *dot = strchr(name + 13, '.');
+  return dot ? dot + 1 : name;
+}
+
 static void print_row(const tsr_calibration_linear *lin, bool recipe) {
   char in_use[32];
-  printf("%-44s %6lld %6lld %10.4g %10.4g %10.4g %10.4g %10s", lin->name,
+  printf("  %-38s %6lld %6lld %10.4g %10.4g %10.4g %10.4g %10s", short_name(lin->name),
          (long long)lin->in_features, (long long)lin->out_features, lin->absmax, lin->p50, lin->p99,
          lin->p999, cli_format_bytes(lin->peak_in_use_bytes, in_use));
   if (recipe) printf(" %10.4g %10.4g %4d", lin->error_4bit, lin->error_8bit, lin->proposed_bits);
   printf("\n");
+}
+
+/* "layer N" (or "head") with the most backing in use at any of its linears' inputs, for the run
+ * of linears from `first` that share its layer; returns the index after that run. */
+static size_t print_layer_header(const tsr_model_calibration *c, size_t first) {
+  tsr_calibration_linear lin;
+  if (tsr_model_calibration_linear(c, first, &lin) != TSR_OK) return first + 1;
+  int64_t layer = lin.layer;
+  uint64_t peak = 0;
+  size_t end = first;
+  for (; end < tsr_model_calibration_count(c); end++) {
+    if (tsr_model_calibration_linear(c, end, &lin) != TSR_OK || lin.layer != layer) break;
+    if (lin.peak_in_use_bytes > peak) peak = lin.peak_in_use_bytes;
+  }
+  char in_use[32], title[32];
+  if (layer >= 0)
+    snprintf(title, sizeof title, "layer %lld", (long long)layer);
+  else
+    snprintf(title, sizeof title, "head");
+  printf("%-40s backing in use up to %s\n", title, cli_format_bytes(peak, in_use));
+  return end;
+}
+
+static void print_table(const tsr_model_calibration *c, bool recipe) {
+  printf("  %-38s %6s %6s %10s %10s %10s %10s %10s", "linear (|x| at its input)", "in", "out",
+         "absmax", "p50", "p99", "p99.9", "in use");
+  if (recipe) printf(" %10s %10s %4s", "err 4-bit", "err 8-bit", "bits");
+  printf("\n");
+  tsr_calibration_linear lin;
+  for (size_t i = 0; i < tsr_model_calibration_count(c);) {
+    size_t end = print_layer_header(c, i);
+    for (; i < end; i++)
+      if (tsr_model_calibration_linear(c, i, &lin) == TSR_OK) print_row(&lin, recipe);
+  }
 }
 
 static void print_text(const calibrate_args *a, const calibrate_result *r) {
@@ -34,13 +75,7 @@ static void print_text(const calibrate_args *a, const calibrate_result *r) {
   bool recipe = r->recipe != NULL;
   printf("%zu prompts, %llu tokens, %zu linears\n\n", tsr_model_calibration_prompts(c),
          (unsigned long long)tsr_model_calibration_tokens(c), tsr_model_calibration_count(c));
-  printf("%-44s %6s %6s %10s %10s %10s %10s %10s", "linear (input |x|)", "in", "out", "absmax",
-         "p50", "p99", "p99.9", "in use");
-  if (recipe) printf(" %10s %10s %4s", "err 4-bit", "err 8-bit", "bits");
-  printf("\n");
-  tsr_calibration_linear lin;
-  for (size_t i = 0; i < tsr_model_calibration_count(c); i++)
-    if (tsr_model_calibration_linear(c, i, &lin) == TSR_OK) print_row(&lin, recipe);
+  print_table(c, recipe);
   char peak[32], cap[32];
   printf("\npeak backing %s (%llu bytes) of the cap %s (%llu bytes): %.1f%%\n",
          cli_format_bytes(r->ledger.peak, peak), (unsigned long long)r->ledger.peak,
