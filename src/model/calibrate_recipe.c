@@ -37,69 +37,88 @@ static tsr_status float_matrix(const glm_linear *lin, int64_t experts, int64_t i
   return st;
 }
 
-/* w quantized to `bits` and back, read to the host. */
-static tsr_status round_trip(tsr_array *w, int bits, tsr_stream *s, float *host, size_t count) {
-  tsr_array *codes = NULL, *scales = NULL, *biases = NULL, *back = NULL;
-  tsr_status st =
-      tsr_quantize(&codes, &scales, &biases, w, RECIPE_GROUP, bits, TSR_QUANT_AFFINE, s);
-  if (st == TSR_OK)
-    st = tsr_dequantize(&back, codes, scales, biases, RECIPE_GROUP, bits, TSR_QUANT_AFFINE,
-                        TSR_FLOAT32, s);
-  if (st == TSR_OK) st = tsr_array_read(back, host, count * sizeof *host);
-  tsr_array_release(back);
-  tsr_array_release(biases);
-  tsr_array_release(scales);
-  tsr_array_release(codes);
+/* *a = made, the result of an op whose input was *a: the handle is released at once (the lazy op
+ * holds what it still needs, and evaluation frees each intermediate once consumed). Call the op
+ * first and pass its status after, never as an argument beside `made`, which would be read
+ * before the op has written it. */
+static tsr_status replace(tsr_array **a, tsr_status st, tsr_array *made) {
+  tsr_array_release(*a);
+  *a = st == TSR_OK ? made : NULL;
   return st;
 }
 
-/* sum_ij mean_square_j (w_ij - q_ij)^2 over one [rows, in] matrix. */
-static double weighted_error(const float *w, const float *q, const double *mean_square, size_t rows,
-                             size_t in) {
-  double total = 0;
-  for (size_t r = 0; r < rows; r++)
-    for (size_t j = 0; j < in; j++) {
-      double d = (double)w[r * in + j] - (double)q[r * in + j];
-      total += mean_square[j] * d * d;
-    }
-  return total;
+/* sum_ij m_j (w_ij - q_ij)^2 for q = w quantized to `bits` and back, m [in] the channels' mean
+ * squares. Computed on w's device, under its cap, one matrix-sized intermediate alive at a time;
+ * the sum accumulates in float64 and is rounded once to float32 (a relative 6e-8). */
+static tsr_status weighted_error(tsr_array *w, tsr_array *m, int bits, tsr_stream *s, double *out) {
+  tsr_array *codes = NULL, *scales = NULL, *biases = NULL, *x = NULL, *made = NULL;
+  tsr_status st =
+      tsr_quantize(&codes, &scales, &biases, w, RECIPE_GROUP, bits, TSR_QUANT_AFFINE, s);
+  if (st == TSR_OK)
+    st = tsr_dequantize(&x, codes, scales, biases, RECIPE_GROUP, bits, TSR_QUANT_AFFINE,
+                        TSR_FLOAT32, s);
+  tsr_array_release(codes);
+  tsr_array_release(scales);
+  tsr_array_release(biases);
+  if (st == TSR_OK) {
+    st = tsr_subtract(&made, w, x, s);
+    st = replace(&x, st, made);
+  }
+  if (st == TSR_OK) {
+    st = tsr_multiply(&made, x, x, s);
+    st = replace(&x, st, made);
+  }
+  if (st == TSR_OK) {
+    st = tsr_multiply(&made, x, m, s); /* m broadcasts along the rows */
+    st = replace(&x, st, made);
+  }
+  if (st == TSR_OK) {
+    st = tsr_sum(&made, x, NULL, 0, false, s);
+    st = replace(&x, st, made);
+  }
+  float total = 0;
+  if (st == TSR_OK) st = tsr_array_read(x, &total, sizeof total);
+  tsr_array_release(x);
+  *out = (double)total;
+  return st;
 }
 
-/* Adds one matrix's 4- and 8-bit errors to lin's; host holds 3 x out x in floats. */
+/* Adds one matrix's 4- and 8-bit errors to lin's. */
 static tsr_status matrix_errors(tsr_model_calibration *c, cal_linear *lin, int64_t index,
-                                const double *mean_square, float *host) {
-  const glm_linear *weights = lin->linear;
-  size_t rows = (size_t)weights->out_features, in = (size_t)weights->in_features;
-  size_t count = rows * in;
+                                tsr_array *mean_square) {
   tsr_stream *s = tsr_default_stream(c->model->device);
   tsr_array *w = NULL;
-  tsr_status st = float_matrix(weights, lin->experts, index, s, &w);
-  if (st == TSR_OK) st = tsr_array_read(w, host, count * sizeof *host);
-  if (st == TSR_OK) st = round_trip(w, 4, s, host + count, count);
-  if (st == TSR_OK) st = round_trip(w, 8, s, host + 2 * count, count);
+  double errors[2] = {0, 0};
+  tsr_status st = float_matrix(lin->linear, lin->experts, index, s, &w);
+  if (st == TSR_OK) st = weighted_error(w, mean_square, 4, s, &errors[0]);
+  if (st == TSR_OK) st = weighted_error(w, mean_square, 8, s, &errors[1]);
   tsr_array_release(w);
-  if (st != TSR_OK) return st;
-  lin->error_4bit += weighted_error(host, host + count, mean_square, rows, in);
-  lin->error_8bit += weighted_error(host, host + 2 * count, mean_square, rows, in);
-  return TSR_OK;
+  lin->error_4bit += errors[0];
+  lin->error_8bit += errors[1];
+  return st;
+}
+
+/* The channels' mean squares [in] as a float32 array on the model's device. */
+static tsr_status mean_squares(const tsr_model_calibration *c, const cal_linear *lin,
+                               tsr_array **out) {
+  int64_t in = lin->linear->in_features;
+  float *host = malloc((size_t)in * sizeof *host);
+  if (!host) return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory weighing %s", lin->name);
+  for (int64_t j = 0; j < in; j++)
+    host[j] = lin->rows ? (float)(lin->channel_squares[j] / (double)lin->rows) : 0.0f;
+  tsr_status st = tsr_array_from_data_on(out, host, TSR_FLOAT32, &in, 1, c->model->device);
+  free(host);
+  return st;
 }
 
 tsr_status cal_linear_errors(tsr_model_calibration *c, cal_linear *lin) {
-  const glm_linear *weights = lin->linear;
-  size_t rows = (size_t)weights->out_features, in = (size_t)weights->in_features;
   lin->error_4bit = lin->error_8bit = 0;
-  float *host = malloc(3 * rows * in * sizeof *host);
-  double *mean_square = malloc(in * sizeof *mean_square);
-  tsr_status st = TSR_OK;
-  if (!host || !mean_square)
-    st = tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for the weights of %s", lin->name);
-  for (size_t j = 0; st == TSR_OK && j < in; j++)
-    mean_square[j] = lin->rows ? lin->channel_squares[j] / (double)lin->rows : 0;
+  tsr_array *m = NULL;
+  tsr_status st = mean_squares(c, lin, &m);
   int64_t matrices = lin->experts ? lin->experts : 1;
   for (int64_t e = 0; e < matrices && st == TSR_OK; e++)
-    st = matrix_errors(c, lin, e, mean_square, host);
-  free(mean_square);
-  free(host);
+    st = matrix_errors(c, lin, e, m);
+  tsr_array_release(m);
   if (st != TSR_OK && !strstr(tsr_last_error(), lin->name))
     st = tsr_error_set(st, "calibrate: weighing %s: %s", lin->name, tsr_last_error());
   return st;

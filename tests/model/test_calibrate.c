@@ -8,6 +8,7 @@
  * calibrates, the second is refused with TSR_ERR_CAP and leaves nothing behind. */
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 
 #include "model_fixture.h"
@@ -39,7 +40,7 @@ static tsr_calibration_linear linear_named(const tsr_model_calibration *c, const
  */
 
 typedef struct {
-  atomic_bool stop;
+  atomic_bool stop, started; /* started: a first sample was taken */
   uint64_t samples, worst_in_use, worst_peak, cap;
 } sampler;
 
@@ -53,6 +54,7 @@ static void *sample_ledger(void *arg) {
     if (snap.peak > s->worst_peak) s->worst_peak = snap.peak;
     s->cap = snap.cap;
     s->samples++;
+    atomic_store(&s->started, true);
   }
   return NULL;
 }
@@ -76,8 +78,11 @@ static void child_capped(const char *cap_text, bool expect_refusal) {
   CHECK_OK(tsr_calibration_install_cap(fx_cpu, cap));
   sampler s = {.samples = 0};
   atomic_init(&s.stop, false);
+  atomic_init(&s.started, false);
   pthread_t thread;
   CHECK_EQ_INT(pthread_create(&thread, NULL, sample_ledger, &s), 0);
+  while (!atomic_load(&s.started)) /* sampling from before the first byte is backed */
+    sched_yield();
   tsr_model *m = load(FX_MOE_HF); /* the weights fit well below the need */
   tsr_model_calibration *c = NULL;
   CHECK_OK(tsr_model_calibration_new(&c, m));
@@ -275,7 +280,7 @@ static void check_recipe(void) {
   tsr_calibration_linear q = linear_named(c, "model.layers.0.self_attn.q_proj");
   double want[2] = {direct_error(x, 4), direct_error(x, 8)}, got[2] = {q.error_4bit, q.error_8bit};
   for (int i = 0; i < 2; i++)
-    if (fabs(got[i] - want[i]) > 1e-9 * want[i])
+    if (fabs(got[i] - want[i]) > 1e-6 * want[i]) /* column sums are rounded to float32 */
       CHECK_FAIL_("q_proj %d-bit error %.12g, want %.12g", 4 << i, got[i], want[i]);
   tsr_model_calibration_free(c);
   tsr_model_free(m);
