@@ -3,8 +3,9 @@
  * float for `false`) and the rest at the block's global parameters, byte for byte what
  * tsr_quantize gives for the Hugging Face weight; config.json carries the entries, and the
  * runner loads the result with those bits. A recipe proposed by a calibration converts into a
- * checkpoint whose linears load with the proposed bits. Bad recipes (missing, not JSON, not an
- * object, bits tsr_quantize refuses, a module the checkpoint lacks) fail with nothing left. */
+ * checkpoint whose linears load with the proposed bits, a head tied to the embedding included.
+ * Bad recipes (missing, not JSON, not an object, bits tsr_quantize refuses, a module the
+ * checkpoint lacks) fail with nothing left. */
 #include "convert_fixture.h"
 
 static const int32_t prompt[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -139,6 +140,41 @@ static void check_proposed(const char *hf, const char *tag) {
       tag, eights, n, fours);
 }
 
+/* A head tied to the embedding is calibrated as model.embed_tokens (the module mlx-lm quantizes
+ * for it); a recipe that promotes it converts the embedding at 8 bits, and the head loads so. */
+static void check_tied(void) {
+  char hf[512];
+  fx_copy_checkpoint(FX_DENSE_HF, fx_root, "tied-hf", hf);
+  fx_tensors t;
+  fx_tensors_read(&t, fx_path(hf, "model.safetensors"));
+  fx_tensors_drop(&t, "lm_head.weight");
+  fx_tensors_save(&t, fx_path(hf, "model.safetensors"));
+  fx_tensors_free(&t);
+  fx_config_set(hf, "tie_word_embeddings", cJSON_CreateTrue());
+  tsr_model *m = NULL;
+  tsr_model_calibration *c = NULL;
+  char *block = NULL;
+  CHECK_OK(tsr_model_load(&m, hf, NULL));
+  CHECK_OK(tsr_model_calibration_new(&c, m));
+  CHECK_OK(tsr_model_calibration_run(c, prompt, 8));
+  CHECK_OK(tsr_model_calibration_recipe(c, 8.5, &block));
+  tsr_calibration_linear head;
+  CHECK_OK(tsr_model_calibration_linear(c, tsr_model_calibration_count(c) - 1, &head));
+  CHECK(strcmp(head.name, "model.embed_tokens") == 0 && head.layer == -1);
+  CHECK(strstr(block, "\"model.embed_tokens\"") != NULL);
+  tsr_model_calibration_free(c);
+  tsr_model_free(m);
+  const char *recipe = write_recipe("tied.json", block);
+  free(block);
+  const char *out = cv_out("tied");
+  CHECK_OK(convert_from(hf, recipe, out));
+  int bits[64];
+  size_t n = 0;
+  loaded_bits(out, bits, &n);
+  CHECK_EQ_INT(bits[n - 1], 8);
+  printf("  tied head: calibrated and promoted as model.embed_tokens, loads at 8 bits\n");
+}
+
 static void expect_refused(const char *what, const char *recipe, tsr_status want,
                            const char *needle) {
   const char *out = cv_out("refused");
@@ -170,6 +206,7 @@ int main(void) {
   check_handwritten();
   check_proposed(FX_DENSE_HF, "dense");
   check_proposed(FX_MOE_HF, "moe");
+  check_tied();
   check_refusals();
   fx_remove_tree(fx_root);
   tsr_memory_clear_cache(fx_cpu);
