@@ -45,7 +45,14 @@ typedef struct {
   tsr_dtype dtype;      /* with cast: TSR_FLOAT16, TSR_BFLOAT16 or TSR_FLOAT32 */
   uint64_t shard_bytes; /* 0 = mlx-lm's 5 GiB; a tensor larger than it gets a shard of its own */
   bool progress;        /* progress bar on stderr (only when stderr is a terminal) */
-  uint64_t reserved[8];
+  const char *recipe;   /* NULL, or a JSON file holding a `quantization` block (the object itself
+                           or {"quantization": {...}}), as `tessera calibrate --recipe` writes:
+                           its group_size/bits/mode replace mode, bits and group_size above, and
+                           each entry keyed by a module path ("model.layers.0.mlp.down_proj")
+                           quantizes that module with its own parameters ({...}) or keeps it
+                           float (false). Written into config.json as mlx-lm writes mixed
+                           quantization, which mlx-lm and tessera load. */
+  uint64_t reserved[7]; /* the recipe pointer took the first: the struct keeps its size */
 } tsr_convert_options;
 
 /* affine, 4 bits, group 64, mlx-lm's dtype rule, 5 GiB shards, no progress bar. */
@@ -53,7 +60,9 @@ TSR_API tsr_convert_options tsr_convert_default_options(void);
 
 /* Converts the Hugging Face checkpoint folder `hf_dir` into a new folder `out_dir` (opt NULL =
  * defaults). `out_dir` must not exist; its parent must. TSR_ERR_INVALID for NULL arguments, an
- * existing `out_dir`, or bits/group_size/mode that tsr_quantize does not accept (its message);
+ * existing `out_dir`, or bits/group_size/mode that tsr_quantize does not accept (its message,
+ * for the recipe's too) or a recipe entry naming a module the checkpoint does not have;
+ * TSR_ERR_IO for a recipe file that is missing, not JSON or malformed (naming it);
  * TSR_ERR_IO naming the file and tensor for a missing or malformed config.json or safetensors
  * file, a tensor that is not float (or already quantized: a `quantization` block), a tensor that
  * is not part of the model, or one that is missing or of the wrong shape; TSR_ERR_UNSUPPORTED for

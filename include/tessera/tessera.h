@@ -38,5 +38,6 @@
 #include "tessera/dist.h"
 #include "tessera/model.h"
 #include "tessera/convert.h"
+#include "tessera/calibrate.h"
 
 #endif /* TESSERA_TESSERA_H */

@@ -22,14 +22,18 @@ tsr_convert_options tsr_convert_default_options(void) {
   return opt;
 }
 
-/* The mode's defaults filled in, then one small tsr_quantize, so that exactly the parameters the
- * library quantizes with are accepted, with its message for the others. */
+/* The mode's defaults filled in, then one small tsr_quantize (conv_check_quant), so that exactly
+ * the parameters the library quantizes with are accepted, with its message for the others. */
 static tsr_status resolve_quant(const tsr_convert_options *opt, glm_quant *q) {
   static const int default_group[4] = {64, 32, 32, 16}, default_bits[4] = {4, 4, 8, 4};
   if ((int)opt->mode < 0 || (int)opt->mode > 3)
     return tsr_error_set(TSR_ERR_INVALID, "convert: unknown quantization mode %d", (int)opt->mode);
   *q = (glm_quant){true, opt->mode, opt->bits ? opt->bits : default_bits[opt->mode],
                    opt->group_size ? opt->group_size : default_group[opt->mode]};
+  return conv_check_quant(q);
+}
+
+tsr_status conv_check_quant(const glm_quant *q) {
   if (q->group_size < 1 || q->group_size > 4096)
     return tsr_error_set(TSR_ERR_INVALID, "convert: group_size %d is out of range", q->group_size);
   int64_t shape[2] = {1, q->group_size};
@@ -95,10 +99,11 @@ static tsr_status verify(const char *dir, const char *hf_dir) {
   return TSR_OK;
 }
 
-static tsr_status convert_into(converter *c, const char *tmp) {
+static tsr_status convert_into(converter *c, const char *tmp, const char *recipe_path) {
   tsr_status st = conv_tensors(c);
   if (st == TSR_OK) st = conv_writer_finish(c->out);
-  if (st == TSR_OK) st = conv_write_config(c->hf_dir, tmp, &c->quant);
+  if (st == TSR_OK && recipe_path) st = conv_recipe_check_used(c, recipe_path);
+  if (st == TSR_OK) st = conv_write_config(c->hf_dir, tmp, &c->quant, &c->recipe);
   if (st == TSR_OK) st = conv_copy_files(c->hf_dir, tmp);
   if (st == TSR_OK) st = verify(tmp, c->hf_dir);
   return st;
@@ -123,8 +128,12 @@ tsr_status tsr_model_convert(const char *hf_dir, const char *out_dir,
   conv_writer out = {.shard_limit = opt->shard_bytes ? opt->shard_bytes : MLX_SHARD_BYTES};
   char tmp[4200];
   tsr_status st = resolve_quant(opt, &c.quant);
-  if (st != TSR_OK) return st;
-  if ((st = glm_config_load(&cfg, hf_dir)) != TSR_OK) return st;
+  if (st == TSR_OK && opt->recipe) st = conv_recipe_load(&c, opt->recipe);
+  if (st == TSR_OK) st = glm_config_load(&cfg, hf_dir);
+  if (st != TSR_OK) {
+    conv_recipe_free(&c);
+    return st;
+  }
   if ((st = check_source(hf_dir, &cfg)) || (st = resolve_dtype(opt, hf_dir, &c.dtype)) ||
       (st = tsr_safetensors_open(&c.in, hf_dir)))
     goto done;
@@ -132,7 +141,7 @@ tsr_status tsr_model_convert(const char *hf_dir, const char *out_dir,
   c.cfg = &cfg;
   c.out = &out;
   out.dir = tmp;
-  st = convert_into(&c, tmp);
+  st = convert_into(&c, tmp, opt->recipe);
   conv_writer_free(&out);
   if (st == TSR_OK && rename(tmp, out_dir) != 0)
     st = tsr_error_set(TSR_ERR_IO, "convert: cannot rename %s to %s: %s", tmp, out_dir,
@@ -141,5 +150,6 @@ tsr_status tsr_model_convert(const char *hf_dir, const char *out_dir,
 done:
   tsr_safetensors_close(c.in);
   glm_config_free(&cfg);
+  conv_recipe_free(&c);
   return st;
 }

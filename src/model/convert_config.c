@@ -42,11 +42,22 @@ static const char *mode_name(tsr_quant_mode mode) {
   }
 }
 
-static cJSON *quant_block(const glm_quant *q) {
+static cJSON *quant_params(const glm_quant *q) {
   cJSON *block = cJSON_CreateObject();
   cJSON_AddNumberToObject(block, "group_size", q->group_size);
   cJSON_AddNumberToObject(block, "bits", q->bits);
   cJSON_AddStringToObject(block, "mode", mode_name(q->mode));
+  return block;
+}
+
+/* The global parameters, then one entry per module the recipe sets: its parameters, or false. */
+static cJSON *quant_block(const glm_quant *q, const glm_config *recipe) {
+  cJSON *block = quant_params(q);
+  for (size_t i = 0; i < recipe->n_overrides; i++) {
+    const glm_quant_override *o = &recipe->overrides[i];
+    cJSON_AddItemToObject(block, o->path,
+                          o->quant.quantized ? quant_params(&o->quant) : cJSON_CreateFalse());
+  }
   return block;
 }
 
@@ -120,7 +131,8 @@ static tsr_status write_json(const char *path, const cJSON *root) {
   return ok ? TSR_OK : tsr_error_set(TSR_ERR_IO, "convert: cannot write %s", path);
 }
 
-tsr_status conv_write_config(const char *hf_dir, const char *tmp, const glm_quant *quant) {
+tsr_status conv_write_config(const char *hf_dir, const char *tmp, const glm_quant *quant,
+                             const glm_config *recipe) {
   char path[4200];
   snprintf(path, sizeof path, "%s/config.json", hf_dir);
   cJSON *root = NULL;
@@ -139,8 +151,8 @@ tsr_status conv_write_config(const char *hf_dir, const char *tmp, const glm_quan
   if (st == TSR_OK) {
     cJSON_DeleteItemFromObjectCaseSensitive(root, "_name_or_path");
     add_rope_keys(root);
-    put(root, "quantization", quant_block(quant));
-    put(root, "quantization_config", quant_block(quant));
+    put(root, "quantization", quant_block(quant, recipe));
+    put(root, "quantization_config", quant_block(quant, recipe));
     st = sort_keys(root);
   }
   snprintf(path, sizeof path, "%s/config.json", tmp);

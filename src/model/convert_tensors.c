@@ -146,7 +146,8 @@ static void parts_release(linear_parts *p) {
   memset(p, 0, sizeof *p);
 }
 
-/* w (taken) cast, then quantized when its input width is a multiple of the group size. */
+/* w (taken) cast, then quantized as the recipe (or the options) say for `path`, when its input
+ * width is a multiple of that group size. */
 static tsr_status quantize_linear(converter *c, const char *path, tsr_array *w, linear_parts *out) {
   memset(out, 0, sizeof *out);
   tsr_status st = cast(c, &w);
@@ -155,12 +156,13 @@ static tsr_status quantize_linear(converter *c, const char *path, tsr_array *w, 
     return st;
   }
   parameters_add(c, w);
-  if (tsr_array_ndim(w) < 2 || tsr_array_dim(w, -1) % c->quant.group_size != 0) {
+  glm_quant q = conv_quant_for(c, path);
+  if (!q.quantized || tsr_array_ndim(w) < 2 || tsr_array_dim(w, -1) % q.group_size != 0) {
     out->part[0] = w;
     return TSR_OK;
   }
-  st = tsr_quantize(&out->part[0], &out->part[1], &out->part[2], w, c->quant.group_size,
-                    c->quant.bits, c->quant.mode, NULL);
+  st = tsr_quantize(&out->part[0], &out->part[1], &out->part[2], w, q.group_size, q.bits, q.mode,
+                    NULL);
   tsr_array_release(w);
   if (st != TSR_OK) return tsr_error_set(st, "convert: %s: %s", path, tsr_last_error());
   return TSR_OK;

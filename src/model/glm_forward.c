@@ -66,6 +66,8 @@ tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, si
                          (long long)cache->length, (long long)cache->capacity);
   glm_graph g;
   graph_begin(&g, tsr_default_stream(m->device));
+  g.observe = m->linear_observer;
+  g.observe_ctx = m->observer_ctx;
   int64_t t = (int64_t)n;
   tsr_array *x =
       layer_embed(&g, &m->weights.embed, g_from_data(&g, tokens, TSR_INT32, &t, 1, m->device));

@@ -5,6 +5,7 @@
 #include "model/glm_layers.h"
 
 tsr_array *layer_linear(glm_graph *g, const glm_linear *lin, tsr_array *x) {
+  graph_observe(g, lin->weight, x);
   if (!graph_ok(g)) return NULL;
   tsr_array *y = NULL;
   if (lin->quant.quantized) {

@@ -8,6 +8,7 @@
 
 #include "model/glm_config.h"
 #include "model/glm_weights.h"
+#include "model/graph.h"
 
 /* Observes each MoE layer's routing (tests compare the selected experts with transformers'):
  * `experts` is [tokens, k] row-major, each row ascending. */
@@ -20,6 +21,8 @@ struct tsr_model {
   tsr_device device;
   glm_routing_hook routing_hook;
   void *routing_ctx;
+  glm_linear_observer linear_observer; /* a calibration's (calibrate.h); NULL: none */
+  void *observer_ctx;
 };
 
 /* The KV cache: per layer, post-RoPE keys and raw values [1, kv_heads, capacity, head_dim],

@@ -101,6 +101,7 @@ static tsr_status route(glm_graph *g, tsr_model *m, const glm_moe *moe, int64_t 
  */
 static tsr_array *experts_linear(glm_graph *g, const glm_linear *lin, tsr_array *x, tsr_array *ids,
                                  int64_t t, int64_t k) {
+  graph_observe(g, lin->weight, x);
   if (!graph_ok(g)) return NULL;
   if (lin->quant.quantized) {
     const glm_quant *q = &lin->quant;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 void graph_begin(glm_graph *g, tsr_stream *stream) {
-  *g = (glm_graph){NULL, 0, 0, TSR_OK, stream};
+  *g = (glm_graph){NULL, 0, 0, TSR_OK, stream, NULL, NULL};
 }
 
 tsr_status graph_end(glm_graph *g) {
@@ -12,7 +12,7 @@ tsr_status graph_end(glm_graph *g) {
     tsr_array_release(g->items[i]);
   free(g->items);
   tsr_status st = g->status;
-  *g = (glm_graph){NULL, 0, 0, TSR_OK, g->stream};
+  *g = (glm_graph){NULL, 0, 0, TSR_OK, g->stream, g->observe, g->observe_ctx};
   return st;
 }
 
@@ -33,6 +33,12 @@ bool graph_ok(const glm_graph *g) {
 
 void graph_fail(glm_graph *g, tsr_status st) {
   if (g->status == TSR_OK) g->status = st;
+}
+
+void graph_observe(glm_graph *g, const tsr_array *weight, tsr_array *x) {
+  if (!graph_ok(g) || !g->observe) return;
+  tsr_status st = g->observe(g->observe_ctx, weight, x);
+  if (st != TSR_OK) graph_fail(g, st);
 }
 
 tsr_array *graph_keep(glm_graph *g, tsr_status st, tsr_array *made) {

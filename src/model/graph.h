@@ -8,11 +8,17 @@
 
 #include <tessera/tessera.h>
 
+/* Sees the input x of each linear layer, identified by its weight array, as the forward builds
+ * it (calibration); a failure fails the builder. */
+typedef tsr_status (*glm_linear_observer)(void *ctx, const tsr_array *weight, tsr_array *x);
+
 typedef struct {
   tsr_array **items;
   size_t n, cap;
   tsr_status status;
   tsr_stream *stream;
+  glm_linear_observer observe; /* NULL: none */
+  void *observe_ctx;
 } glm_graph;
 
 void graph_begin(glm_graph *g, tsr_stream *stream);
@@ -29,6 +35,8 @@ tsr_array *graph_keep(glm_graph *g, tsr_status st, tsr_array *made);
 /* Fails the builder with `st` (whose message the caller has set) unless it already failed. */
 void graph_fail(glm_graph *g, tsr_status st);
 bool graph_ok(const glm_graph *g);
+/* Hands x, the input of the linear whose weight is `weight`, to the observer when there is one. */
+void graph_observe(glm_graph *g, const tsr_array *weight, tsr_array *x);
 
 /* The ops a forward uses, each NULL when the builder has failed (inputs NULL are tolerated then).
  */

@@ -26,6 +26,7 @@ int cli_generate(int argc, char **argv);
 int cli_logits(int argc, char **argv);
 int cli_bench(int argc, char **argv);
 int cli_convert(int argc, char **argv);
+int cli_calibrate(int argc, char **argv);
 
 /* The exit code for a failed library call: 3 for TSR_ERR_CAP, 2 for bad input (TSR_ERR_INVALID,
  * TSR_ERR_IO), 1 otherwise (0 for TSR_OK). */

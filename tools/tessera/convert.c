@@ -8,7 +8,7 @@
 static const char convert_usage[] =
     "usage: tessera convert --hf DIR -o OUT [--mode affine|mxfp4|mxfp8|nvfp4] [--bits B]\n"
     "                       [--group-size G] [--dtype float16|bfloat16|float32]\n"
-    "                       [--shard-size BYTES]\n"
+    "                       [--shard-size BYTES] [--recipe FILE]\n"
     "\n"
     "Converts a Hugging Face GLM-4 / GLM-4.5 checkpoint (bf16, fp16 or fp32, sharded or not)\n"
     "into the quantized layout mlx-lm's convert writes: linear layers and the embedding\n"
@@ -25,6 +25,12 @@ static const char convert_usage[] =
     "  --dtype T          cast float tensors to T before quantizing (default: config.json's\n"
     "                     torch_dtype when it names one of these, else keep each tensor's own)\n"
     "  --shard-size BYTES largest shard (default 5GiB, as mlx-lm; K/M/G suffixes)\n"
+    "  --recipe FILE      a mixed quantization: a config.json `quantization` block (global\n"
+    "                     group_size/bits/mode, then per-module entries such as\n"
+    "                     \"model.layers.0.mlp.down_proj\": {\"bits\": 8, ...} or false for "
+    "float), as\n"
+    "                     `tessera calibrate --bits-budget B --recipe FILE` proposes; instead of\n"
+    "                     --mode, --bits and --group-size\n"
     "  --help             this text\n";
 
 typedef struct {
@@ -73,6 +79,8 @@ static int parse_value(convert_args *a, const char *flag, const char *value) {
     a->opt.cast = true;
     if (!parse_dtype(value, &a->opt.dtype))
       return cli_usage_error("convert", "bad --dtype '%s' (float16, bfloat16, float32)", value);
+  } else if (strcmp(flag, "--recipe") == 0) {
+    a->opt.recipe = value;
   } else if (strcmp(flag, "--shard-size") == 0) {
     if (!cli_parse_bytes(value, &a->opt.shard_bytes))
       return cli_usage_error("convert", "bad --shard-size '%s'", value);
@@ -97,6 +105,10 @@ static int parse_args(int argc, char **argv, convert_args *a) {
     i++;
   }
   if (!a->hf || !a->out) return cli_usage_error("convert", "--hf DIR and -o OUT are required");
+  if (a->opt.recipe && (a->opt.bits || a->opt.group_size || a->opt.mode != TSR_QUANT_AFFINE))
+    return cli_usage_error("convert",
+                           "--recipe sets the quantization: leave out --mode, --bits and "
+                           "--group-size");
   return 0;
 }
 

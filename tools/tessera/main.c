@@ -11,7 +11,7 @@ typedef struct {
   cli_command_fn run;
 } command_entry;
 
-/* Only what is built is listed; calibrate joins with the layers it needs. */
+/* Only what is built is listed. */
 static const command_entry commands[] = {
     {"info", "devices, their features, and this build", cli_info},
     {"selfcheck", "evaluate small graphs through the public API and check them exactly",
@@ -20,6 +20,8 @@ static const command_entry commands[] = {
     {"logits", "the logits of a token sequence, as .npy", cli_logits},
     {"bench", "tessera bench generate: prefill and decode speed of a checkpoint", cli_bench},
     {"convert", "a Hugging Face GLM checkpoint to mlx-lm's quantized layout", cli_convert},
+    {"calibrate", "activation ranges of every linear under a backing cap; a 4/8-bit recipe",
+     cli_calibrate},
     {"demo-model", "write the small random GLM-4.5-shaped checkpoint `make run` uses",
      cli_demo_model},
 };

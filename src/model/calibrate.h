@@ -1,0 +1,53 @@
+/* model/calibrate.h — what the files of tsr_model_calibration share: the per-linear histogram of
+ * |x| (calibrate_stats.c), the calibration's state (calibrate.c) and the recipe's sensitivity
+ * pass (calibrate_recipe.c). Internal to src/model. */
+#ifndef TSR_MODEL_CALIBRATE_H
+#define TSR_MODEL_CALIBRATE_H
+
+#include "model/glm_model.h"
+
+/* |x| in bins of 1/32 of a power of two from 2^-64 to 2^64: 32 linear bins per octave, so a bin's
+ * upper edge is within 1/32 (relative) of any value in it. Zeros (and anything below 2^-65) have
+ * a bin of their own; NaN is not counted. */
+enum { CAL_SUB_BINS = 32, CAL_MIN_EXP = -64, CAL_MAX_EXP = 64 };
+enum { CAL_BINS = (CAL_MAX_EXP - CAL_MIN_EXP + 1) * CAL_SUB_BINS + 1 };
+
+typedef struct {
+  uint64_t counts[CAL_BINS]; /* counts[0]: zeros */
+  uint64_t values;
+  double absmax;
+} cal_histogram;
+
+void cal_histogram_add(cal_histogram *h, const float *x, size_t n);
+/* The smallest bin edge u with at least ceil(q * values) values <= u, at most absmax; 0 when
+ * nothing was added. q in (0, 1]. */
+double cal_histogram_percentile(const cal_histogram *h, double q);
+
+/* One observed linear layer. */
+typedef struct {
+  char name[160];
+  const glm_linear *linear;
+  int64_t layer, experts;
+  cal_histogram hist;
+  double *channel_squares; /* [in_features]: sum of x_j^2 over every row observed */
+  uint64_t rows;
+  uint64_t peak_in_use;
+  double error_4bit, error_8bit;
+  int proposed_bits;
+} cal_linear;
+
+struct tsr_model_calibration {
+  tsr_model *model;
+  cal_linear *linears;
+  size_t n, cap;
+  size_t prompts;
+  uint64_t tokens;
+  float *scratch; /* the observed input on the host */
+  size_t scratch_len;
+};
+
+/* The estimated output errors of `lin` at 4 and 8 bits (calibrate.h's recipe), computed on the
+ * model's device a weight (an expert) at a time. */
+tsr_status cal_linear_errors(tsr_model_calibration *c, cal_linear *lin);
+
+#endif

@@ -1,0 +1,214 @@
+/* model/calibrate_recipe.c — the mixed-precision recipe of tsr_model_calibration_recipe: each
+ * linear's output error at 4 and 8 bits, weighted by the input channels' observed mean squares,
+ * and the greedy choice of which linears get 8 bits within a bits-per-weight budget. Affine
+ * quantization with group 64 only (convert's default mode and group). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "model/calibrate.h"
+
+enum { RECIPE_GROUP = 64 };
+
+/* Matrix `index` of a linear's weight (an expert of a stacked one), as float32 [out, in]. */
+static tsr_status float_matrix(const glm_linear *lin, int64_t experts, int64_t index, tsr_stream *s,
+                               tsr_array **out) {
+  tsr_array *parts[3] = {lin->weight, lin->scales, lin->biases};
+  tsr_array *sliced[3] = {NULL, NULL, NULL};
+  tsr_status st = TSR_OK;
+  for (int i = 0; i < 3 && st == TSR_OK; i++) {
+    if (!parts[i]) continue;
+    if (!experts) {
+      sliced[i] = tsr_array_retain(parts[i]);
+      continue;
+    }
+    int64_t start[1] = {index}, stop[1] = {index + 1};
+    st = tsr_slice(&sliced[i], parts[i], start, stop, NULL, 1, s);
+  }
+  const glm_quant *q = &lin->quant;
+  if (st == TSR_OK && q->quantized)
+    st = tsr_dequantize(out, sliced[0], sliced[1], sliced[2], q->group_size, q->bits, q->mode,
+                        TSR_FLOAT32, s);
+  else if (st == TSR_OK)
+    st = tsr_astype(out, sliced[0], TSR_FLOAT32, s);
+  for (int i = 0; i < 3; i++)
+    tsr_array_release(sliced[i]);
+  return st;
+}
+
+/* *a = made, the result of an op whose input was *a: the handle is released at once (the lazy op
+ * holds what it still needs, and evaluation frees each intermediate once consumed). Call the op
+ * first and pass its status after, never as an argument beside `made`, which would be read
+ * before the op has written it. */
+static tsr_status replace(tsr_array **a, tsr_status st, tsr_array *made) {
+  tsr_array_release(*a);
+  *a = st == TSR_OK ? made : NULL;
+  return st;
+}
+
+/* sum_ij m_j (w_ij - q_ij)^2 for q = w quantized to `bits` and back, m [in] the channels' mean
+ * squares. Computed on w's device, under its cap, one matrix-sized intermediate alive at a time;
+ * the sum accumulates in float64 and is rounded once to float32 (a relative 6e-8). */
+static tsr_status weighted_error(tsr_array *w, tsr_array *m, int bits, tsr_stream *s, double *out) {
+  tsr_array *codes = NULL, *scales = NULL, *biases = NULL, *x = NULL, *made = NULL;
+  tsr_status st =
+      tsr_quantize(&codes, &scales, &biases, w, RECIPE_GROUP, bits, TSR_QUANT_AFFINE, s);
+  if (st == TSR_OK)
+    st = tsr_dequantize(&x, codes, scales, biases, RECIPE_GROUP, bits, TSR_QUANT_AFFINE,
+                        TSR_FLOAT32, s);
+  tsr_array_release(codes);
+  tsr_array_release(scales);
+  tsr_array_release(biases);
+  if (st == TSR_OK) {
+    st = tsr_subtract(&made, w, x, s);
+    st = replace(&x, st, made);
+  }
+  if (st == TSR_OK) {
+    st = tsr_multiply(&made, x, x, s);
+    st = replace(&x, st, made);
+  }
+  if (st == TSR_OK) {
+    st = tsr_multiply(&made, x, m, s); /* m broadcasts along the rows */
+    st = replace(&x, st, made);
+  }
+  if (st == TSR_OK) {
+    st = tsr_sum(&made, x, NULL, 0, false, s);
+    st = replace(&x, st, made);
+  }
+  float total = 0;
+  if (st == TSR_OK) st = tsr_array_read(x, &total, sizeof total);
+  tsr_array_release(x);
+  *out = (double)total;
+  return st;
+}
+
+/* Adds one matrix's 4- and 8-bit errors to lin's. */
+static tsr_status matrix_errors(tsr_model_calibration *c, cal_linear *lin, int64_t index,
+                                tsr_array *mean_square) {
+  tsr_stream *s = tsr_default_stream(c->model->device);
+  tsr_array *w = NULL;
+  double errors[2] = {0, 0};
+  tsr_status st = float_matrix(lin->linear, lin->experts, index, s, &w);
+  if (st == TSR_OK) st = weighted_error(w, mean_square, 4, s, &errors[0]);
+  if (st == TSR_OK) st = weighted_error(w, mean_square, 8, s, &errors[1]);
+  tsr_array_release(w);
+  lin->error_4bit += errors[0];
+  lin->error_8bit += errors[1];
+  return st;
+}
+
+/* The channels' mean squares [in] as a float32 array on the model's device. */
+static tsr_status mean_squares(const tsr_model_calibration *c, const cal_linear *lin,
+                               tsr_array **out) {
+  int64_t in = lin->linear->in_features;
+  float *host = malloc((size_t)in * sizeof *host);
+  if (!host) return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory weighing %s", lin->name);
+  for (int64_t j = 0; j < in; j++)
+    host[j] = lin->rows ? (float)(lin->channel_squares[j] / (double)lin->rows) : 0.0f;
+  tsr_status st = tsr_array_from_data_on(out, host, TSR_FLOAT32, &in, 1, c->model->device);
+  free(host);
+  return st;
+}
+
+tsr_status cal_linear_errors(tsr_model_calibration *c, cal_linear *lin) {
+  lin->error_4bit = lin->error_8bit = 0;
+  tsr_array *m = NULL;
+  tsr_status st = mean_squares(c, lin, &m);
+  int64_t matrices = lin->experts ? lin->experts : 1;
+  for (int64_t e = 0; e < matrices && st == TSR_OK; e++)
+    st = matrix_errors(c, lin, e, m);
+  tsr_array_release(m);
+  if (st != TSR_OK && !strstr(tsr_last_error(), lin->name))
+    st = tsr_error_set(st, "calibrate: weighing %s: %s", lin->name, tsr_last_error());
+  return st;
+}
+
+static uint64_t parameters_of(const cal_linear *lin) {
+  int64_t matrices = lin->experts ? lin->experts : 1;
+  return (uint64_t)(matrices * lin->linear->out_features * lin->linear->in_features);
+}
+
+static bool quantizable(const cal_linear *lin) {
+  return lin->linear->in_features % RECIPE_GROUP == 0;
+}
+
+/* Error removed per extra bit spent by going from 4 to 8 bits. */
+static double gain_per_bit(const cal_linear *lin) {
+  return (lin->error_4bit - lin->error_8bit) / (4.0 * (double)parameters_of(lin));
+}
+
+static int by_gain(const void *a, const void *b) {
+  const cal_linear *x = *(const cal_linear *const *)a, *y = *(const cal_linear *const *)b;
+  double gx = gain_per_bit(x), gy = gain_per_bit(y);
+  if (gx != gy) return gx > gy ? -1 : 1;
+  return x < y ? -1 : (x > y); /* ties: forward order */
+}
+
+/* Everything at 4 bits, then the best gains per bit promoted to 8 while the budget holds. */
+static tsr_status choose_bits(tsr_model_calibration *c, double bits_per_weight) {
+  cal_linear **order = malloc((c->n + 1) * sizeof *order);
+  if (!order) return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for the recipe");
+  size_t n = 0;
+  double parameters = 0;
+  for (size_t i = 0; i < c->n; i++) {
+    cal_linear *lin = &c->linears[i];
+    lin->proposed_bits = quantizable(lin) ? 4 : 0;
+    if (!quantizable(lin)) continue;
+    order[n++] = lin;
+    parameters += (double)parameters_of(lin);
+  }
+  qsort(order, n, sizeof *order, by_gain);
+  double per_group = 32.0 / RECIPE_GROUP; /* a 16-bit scale and a 16-bit bias per group */
+  double spent = parameters * (4 + per_group), budget = parameters * bits_per_weight;
+  for (size_t i = 0; i < n; i++) {
+    double extra = 4.0 * (double)parameters_of(order[i]);
+    if (spent + extra > budget) continue;
+    spent += extra;
+    order[i]->proposed_bits = 8;
+  }
+  free(order);
+  return TSR_OK;
+}
+
+static cJSON *params_block(int bits) {
+  cJSON *block = cJSON_CreateObject();
+  if (!block) return NULL;
+  cJSON_AddNumberToObject(block, "group_size", RECIPE_GROUP);
+  cJSON_AddNumberToObject(block, "bits", bits);
+  cJSON_AddStringToObject(block, "mode", "affine");
+  return block;
+}
+
+static tsr_status render_block(const tsr_model_calibration *c, char **json) {
+  cJSON *root = params_block(4);
+  for (size_t i = 0; root && i < c->n; i++)
+    if (c->linears[i].proposed_bits == 8)
+      cJSON_AddItemToObject(root, c->linears[i].name, params_block(8));
+  char *text = root ? cJSON_Print(root) : NULL;
+  cJSON_Delete(root);
+  if (!text) return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory writing the recipe");
+  *json = strdup(text); /* the caller frees with free(), not cJSON_free */
+  cJSON_free(text);
+  return *json ? TSR_OK : tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for the recipe");
+}
+
+tsr_status tsr_model_calibration_recipe(tsr_model_calibration *c, double bits_per_weight,
+                                        char **json) {
+  if (!c || !json) return tsr_error_set(TSR_ERR_INVALID, "calibration_recipe: NULL argument");
+  if (!(bits_per_weight >= TSR_RECIPE_MIN_BITS_PER_WEIGHT &&
+        bits_per_weight <= TSR_RECIPE_MAX_BITS_PER_WEIGHT))
+    return tsr_error_set(TSR_ERR_INVALID,
+                         "calibration_recipe: a budget of %g bits per weight is outside [%g, %g] "
+                         "(every linear at 4 bits, at 8 bits; group 64)",
+                         bits_per_weight, TSR_RECIPE_MIN_BITS_PER_WEIGHT,
+                         TSR_RECIPE_MAX_BITS_PER_WEIGHT);
+  if (c->prompts == 0)
+    return tsr_error_set(TSR_ERR_INVALID, "calibration_recipe: no prompt has run yet");
+  tsr_status st = TSR_OK;
+  for (size_t i = 0; i < c->n && st == TSR_OK; i++)
+    if (quantizable(&c->linears[i])) st = cal_linear_errors(c, &c->linears[i]);
+  if (st == TSR_OK) st = choose_bits(c, bits_per_weight);
+  if (st == TSR_OK) st = render_block(c, json);
+  return st;
+}
