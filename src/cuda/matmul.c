@@ -595,6 +595,19 @@ static tsr_status run_product(const tsri_op *op, const tsri_matmul_geometry *g, 
   return status;
 }
 
+/* out = a b on cuBLASLt: each operand described (or packed into scratch), the product run; scratch
+   goes back only once the stream has run the calls that read it, failed or not. */
+static tsr_status multiply(const tsri_op *op, const tsri_matmul_geometry *g, operand *a,
+                           operand *b) {
+  lt_matrix lt_a, lt_b;
+  tsr_status status = lt_operand(op, g, a, &lt_a);
+  if (status == TSR_OK) status = lt_operand(op, g, b, &lt_b);
+  if (status == TSR_OK) status = run_product(op, g, a, b, &lt_a, &lt_b);
+  if (a->scratch) op->stream->iface->after_current(op->stream, release_scratch, a->scratch);
+  if (b->scratch) op->stream->iface->after_current(op->stream, release_scratch, b->scratch);
+  return status;
+}
+
 static tsr_status cuda_matmul(const tsri_op *op) {
   if (op->out.size == 0) return TSR_OK;
   tsri_matmul_geometry g = TSRI_PARAMS(op, tsri_matmul_params)->g;
@@ -607,14 +620,7 @@ static tsr_status cuda_matmul(const tsri_op *op) {
   operand_init(&a, &op->in[0], &g.a, g.batch_ndim, g.m, g.k);
   operand_init(&b, &op->in[1], &g.b, g.batch_ndim, g.k, g.n);
   fold_batches(&g, &a, &b);
-  lt_matrix lt_a, lt_b;
-  tsr_status status = lt_operand(op, &g, &a, &lt_a);
-  if (status == TSR_OK) status = lt_operand(op, &g, &b, &lt_b);
-  if (status == TSR_OK) status = run_product(op, &g, &a, &b, &lt_a, &lt_b);
-  /* Scratch goes back only once the stream has run the calls that read it, failed or not. */
-  if (a.scratch) op->stream->iface->after_current(op->stream, release_scratch, a.scratch);
-  if (b.scratch) op->stream->iface->after_current(op->stream, release_scratch, b.scratch);
-  return status;
+  return multiply(op, &g, &a, &b);
 }
 
 tsr_status tsri_cuda_matmul_nt(const tsri_op *op, int64_t m, int64_t n, int64_t k, const void *a,
@@ -628,13 +634,7 @@ tsr_status tsri_cuda_matmul_nt(const tsri_op *op, int64_t m, int64_t n, int64_t 
                 .cols = n,
                 .row_stride = 1,
                 .col_stride = k}; /* b [n, k] row-major: the [k, n] operand column-major */
-  lt_matrix lt_a, lt_b;
-  tsr_status status = lt_operand(op, &g, &oa, &lt_a);
-  if (status == TSR_OK) status = lt_operand(op, &g, &ob, &lt_b);
-  if (status == TSR_OK) status = run_product(op, &g, &oa, &ob, &lt_a, &lt_b);
-  if (oa.scratch) op->stream->iface->after_current(op->stream, release_scratch, oa.scratch);
-  if (ob.scratch) op->stream->iface->after_current(op->stream, release_scratch, ob.scratch);
-  return status;
+  return multiply(op, &g, &oa, &ob);
 }
 
 /* One float dtype for both operands and the output: cuBLASLt multiplies A and B of one type, and

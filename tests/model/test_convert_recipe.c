@@ -100,16 +100,24 @@ static void check_handwritten(void) {
   printf("  hand-written recipe: q_proj and lm_head at 8 bits, one down_proj float, the rest 4\n");
 }
 
+/* The model in `hf` loaded and calibrated on the test prompt, with its recipe at `budget` bits
+ * per weight in *block; the caller frees the calibration, the model and the block. */
+static tsr_model_calibration *calibrated(const char *hf, double budget, tsr_model **m,
+                                         char **block) {
+  tsr_model_calibration *c = NULL;
+  CHECK_OK(tsr_model_load(m, hf, NULL));
+  CHECK_OK(tsr_model_calibration_new(&c, *m));
+  CHECK_OK(tsr_model_calibration_run(c, prompt, 8));
+  CHECK_OK(tsr_model_calibration_recipe(c, budget, block));
+  return c;
+}
+
 /* A calibration's proposal at 6 bits per weight, converted: every linear loads as proposed (the
  * MoE's stacked experts included; its 32-wide inputs stay float). */
 static void check_proposed(const char *hf, const char *tag) {
   tsr_model *m = NULL;
-  tsr_model_calibration *c = NULL;
   char *block = NULL;
-  CHECK_OK(tsr_model_load(&m, hf, NULL));
-  CHECK_OK(tsr_model_calibration_new(&c, m));
-  CHECK_OK(tsr_model_calibration_run(c, prompt, 8));
-  CHECK_OK(tsr_model_calibration_recipe(c, 6.0, &block));
+  tsr_model_calibration *c = calibrated(hf, 6.0, &m, &block);
   int proposed[64], bits[64];
   size_t n = tsr_model_calibration_count(c), loaded = 0;
   for (size_t i = 0; i < n; i++) {
@@ -152,12 +160,8 @@ static void check_tied(void) {
   fx_tensors_free(&t);
   fx_config_set(hf, "tie_word_embeddings", cJSON_CreateTrue());
   tsr_model *m = NULL;
-  tsr_model_calibration *c = NULL;
   char *block = NULL;
-  CHECK_OK(tsr_model_load(&m, hf, NULL));
-  CHECK_OK(tsr_model_calibration_new(&c, m));
-  CHECK_OK(tsr_model_calibration_run(c, prompt, 8));
-  CHECK_OK(tsr_model_calibration_recipe(c, 8.5, &block));
+  tsr_model_calibration *c = calibrated(hf, 8.5, &m, &block);
   tsr_calibration_linear head;
   CHECK_OK(tsr_model_calibration_linear(c, tsr_model_calibration_count(c) - 1, &head));
   CHECK(strcmp(head.name, "model.embed_tokens") == 0 && head.layer == -1);
