@@ -426,10 +426,12 @@ static void roof_stop(void) {
 }
 
 /* The GPU's roof: a device-to-device copy of a decode step's weight bytes (see the top). */
+#ifdef TSR_BENCH_CUDA
 static struct {
   void *src, *dst;
   size_t bytes;
 } gpu_roof;
+#endif
 
 static bool gpu_roof_start(double bytes) {
 #ifdef TSR_BENCH_CUDA
