@@ -19,6 +19,7 @@ struct tsr_model {
   glm_weights weights;
   tsr_tokenizer *tokenizer; /* NULL when the folder has none */
   tsr_device device;
+  bool progress; /* loaded with a progress bar: long operations on it (a recipe) draw one too */
   glm_routing_hook routing_hook;
   void *routing_ctx;
   glm_linear_observer linear_observer; /* a calibration's (calibrate.h); NULL: none */

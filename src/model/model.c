@@ -53,6 +53,7 @@ tsr_status tsr_model_load(tsr_model **out, const char *dir, const tsr_model_opti
   tsr_model *m = calloc(1, sizeof *m);
   if (!m) return tsr_error_set(TSR_ERR_NOMEM, "model_load: out of memory");
   m->device = opt->device;
+  m->progress = opt->progress;
   tsr_status st = load_parts(m, dir, opt);
   if (st != TSR_OK) {
     /* Name the checkpoint where the message does not already (a missing tensor, a bad shape). */
