@@ -40,7 +40,9 @@
  * Flags: --small (8 layers), --layers N, --steps N (decode steps per context, default 24),
  * --long N (the second context, 0 to skip it), --config one|timeout|both, --seed N,
  * --device cpu|gpu, --dir DIR (the checkpoint's folder is made there instead of /dev/shm: a
- * machine whose /dev/shm is small; the page cache then stands for tmpfs). */
+ * machine whose /dev/shm is small; the page cache then stands for tmpfs).
+ * --group mpi under mpirun: the model split tensor-parallel over the ranks, decode at context 128
+ * with the share of each token's time its collectives take (bench/generate_group.h). */
 #include <cblas.h>
 #include <dirent.h>
 #include <math.h>
@@ -76,6 +78,7 @@ typedef struct {
   bool gpu;                /* --device gpu */
   const char *parent;      /* --dir: where the checkpoint's folder is made (/dev/shm) */
   const char *measure_dir; /* the checkpoint folder, once made */
+  const char *group;       /* --group: split over the ranks of an mpirun job (generate_group.h) */
   int result_fd;           /* where a measuring process sends its figures */
 } options;
 
@@ -610,6 +613,9 @@ static int run_all(options *o, int argc, char **argv) {
   return ok && !interrupted ? 0 : 1;
 }
 
+/* The tensor-parallel run (--group) uses the measuring pieces above. */
+#include "generate_group.h"
+
 static bool parse_options(options *o, int argc, char **argv) {
   *o = (options){.layers = 40,
                  .long_context = 2048,
@@ -639,6 +645,8 @@ static bool parse_options(options *o, int argc, char **argv) {
       o->parent = v;
     else if (strcmp(a, "--device") == 0 && (strcmp(v, "cpu") == 0 || strcmp(v, "gpu") == 0))
       o->gpu = strcmp(v, "gpu") == 0;
+    else if (strcmp(a, "--group") == 0)
+      o->group = v;
     else if (strcmp(a, "--measure") == 0)
       o->measure_dir = v;
     else if (strcmp(a, "--result-fd") == 0)
@@ -654,17 +662,26 @@ static bool parse_options(options *o, int argc, char **argv) {
     return false;
   }
 #endif
-  return known && o->layers >= 1 && o->layers <= 1000 && o->steps >= 1 && o->steps <= MAX_STEPS &&
-         o->long_context >= 0 && o->long_context <= 131072;
+  if (o->group && o->gpu) {
+    fprintf(stderr, "generate: --group runs on the CPU (each rank's own GPU is not chosen yet)\n");
+    return false;
+  }
+  bool group_known = !o->group || strcmp(o->group, "mpi") == 0 || strcmp(o->group, "nccl") == 0;
+  return known && group_known && o->layers >= 1 && o->layers <= 1000 && o->steps >= 1 &&
+         o->steps <= MAX_STEPS && o->long_context >= 0 && o->long_context <= 131072;
 }
 
 int main(int argc, char **argv) {
   options o;
   if (!parse_options(&o, argc, argv)) {
-    fprintf(stderr,
-            "usage: generate [--small | --layers N] [--steps N] [--long N] "
-            "[--config one|timeout|both] [--seed N] [--device cpu|gpu] [--dir DIR]\n");
+    fprintf(
+        stderr,
+        "usage: generate [--small | --layers N] [--steps N] [--long N] "
+        "[--config one|timeout|both] [--seed N] [--device cpu|gpu] [--dir DIR]\n"
+        "       mpirun -np N generate --group mpi [--small | --layers N] [--steps N] [--seed N] "
+        "[--dir DIR]\n");
     return 2;
   }
+  if (o.group) return run_group(&o);
   return o.measure_dir ? measure(&o) : run_all(&o, argc, argv);
 }
