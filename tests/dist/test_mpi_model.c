@@ -31,6 +31,8 @@ typedef struct {
   int max_ranks; /* the quantized one splits only 2 ways (tests/dist/test_mpi_model_errors.c) */
 } tp_case;
 
+/* The tiny models have 4 query heads and 2 key/value heads: over 4 ranks each pair of ranks
+ * shares (replicates) a key/value head. */
 static const tp_case cases[] = {
     {"dense", "mlx-f32", 4}, /* fused gate_up split into its gate and up rows */
     {"dense", "hf", 4},
