@@ -1,10 +1,13 @@
 /* tests/dist/test_mpi_model.c — the GLM runner split tensor-parallel over the ranks of an mpi
  * group (tsr_model_options.group), on the tiny models of tests/data/glm: dense and MoE, float
  * (Hugging Face and mlx-lm layouts) and 8-bit affine where its groups split. On every rank:
- * tsr_model_logits against the committed float64 answer and against the same model loaded
- * without a group in this process; every rank's logits the same bits; prefill + decode through
- * a session; 16 greedy tokens identical to the single-process ones; and each rank holding only
- * its shard (weight bytes and the ledger's active bytes well under the whole model's).
+ * tsr_model_logits against the committed float64 answer (where there is one: a checkpoint
+ * converted here has none) and against the same model loaded without a group in this process; every
+ * rank's logits the same bits; prefill + decode through a session; 16 greedy tokens identical to
+ * the single-process ones; and each rank holding only its shard (weight bytes and the ledger's
+ * active bytes well under the whole model's). The dense model is also converted here to 8-bit
+ * affine with groups of 32, so that a quantized glm4 (its packed fused gate_up split into gate and
+ * up rows) splits 2 ways.
  *
  * Tolerance. Tensor parallelism changes only the order of float32 sums: a row-parallel output
  * (o_proj, down_proj, the experts) is N partial sums of K/N products all-summed, instead of one
@@ -20,7 +23,7 @@
 #include <math.h>
 
 #include "dist_check.h"
-#include "model/glm_golden.h"
+#include "model/model_fixture.h"
 
 #define TOL 1e-4
 #define TOL_PAIR (2 * TOL)
@@ -28,17 +31,19 @@ enum { T = 12, V = 256, PREFILL = 8, GREEDY = 16 };
 
 typedef struct {
   const char *model, *variant;
-  int max_ranks; /* the quantized one splits only 2 ways (tests/dist/test_mpi_model_errors.c) */
+  int max_ranks;    /* the quantized ones split only 2 ways (tests/dist/test_mpi_model_errors.c) */
+  int convert_bits; /* > 0: `variant` is the Hugging Face folder converted here to affine
+                       bits/group 32 (no float64 answer: compared with the single process) */
 } tp_case;
 
 /* The tiny models have 4 query heads and 2 key/value heads: over 4 ranks each pair of ranks
  * shares (replicates) a key/value head. */
 static const tp_case cases[] = {
-    {"dense", "mlx-f32", 4}, /* fused gate_up split into its gate and up rows */
-    {"dense", "hf", 4},
-    {"moe", "hf", 4},        /* experts one by one (experts.{e}) */
-    {"moe", "mlx-q8g32", 2}, /* 8-bit groups of 32: o_proj 64 -> 32 a rank; the shared expert
-                                (32 wide) does not split and lives on rank 0 */
+    {"dense", "mlx-f32", 4, 0}, /* fused gate_up split into its gate and up rows */
+    {"dense", "hf", 4, 0},      {"moe", "hf", 4, 0}, /* experts one by one (experts.{e}) */
+    {"moe", "mlx-q8g32", 2, 0}, /* 8-bit groups of 32: o_proj 64 -> 32 a rank; the shared expert
+                                   (32 wide) does not split and lives on rank 0 */
+    {"dense", "hf", 2, 8},      /* quantized glm4: the packed fused gate_up's rows split */
 };
 
 static double max_abs_diff(const float *a, const float *b, size_t n) {
@@ -153,12 +158,24 @@ static void check_shard_bytes(tsr_model *split, tsr_model *single, uint64_t spli
                 (unsigned long long)split_active, (unsigned long long)part);
 }
 
-static void run_case(tsr_group *g, const tp_case *c) {
+/* The case's checkpoint folder: committed, or converted here into `root` (each rank its own). */
+static void case_folder(const tp_case *c, const char *root, char *dir) {
+  snprintf(dir, 512, "%s/%s/%s", GLM_DATA, c->model, c->variant);
+  if (c->convert_bits == 0) return;
+  char out[512];
+  snprintf(out, sizeof out, "%s/%s-q%dg32", root, c->model, c->convert_bits);
+  tsr_convert_options opt = tsr_convert_default_options();
+  opt.bits = c->convert_bits;
+  opt.group_size = 32;
+  CHECK_OK(tsr_model_convert(dir, out, &opt));
+  snprintf(dir, 512, "%s", out);
+}
+
+static void run_case(tsr_group *g, const tp_case *c, const char *root) {
   char model_dir[512], dir[512];
   snprintf(model_dir, sizeof model_dir, "%s/%s", GLM_DATA, c->model);
-  snprintf(dir, sizeof dir, "%s/%s/%s", GLM_DATA, c->model, c->variant);
+  case_folder(c, root, dir);
   int32_t *tokens = golden_i32(model_dir, "tokens.npy", T);
-  double *want = reference(model_dir, dir, strcmp(c->variant, "hf") == 0);
   tsr_device cpu = {TSR_CPU, 0};
   uint64_t before = tsr_memory_active(cpu);
   tsr_model *split = load(dir, g);
@@ -167,7 +184,11 @@ static void run_case(tsr_group *g, const tp_case *c) {
   float *got = malloc(2 * T * V * sizeof *got), *alone = got + T * V;
   CHECK_OK(tsr_model_logits(split, tokens, T, got, T * V));
   CHECK_OK(tsr_model_logits(single, tokens, T, alone, T * V));
-  compare_exact(c->variant, got, want);
+  if (c->convert_bits == 0) {
+    double *want = reference(model_dir, dir, strcmp(c->variant, "hf") == 0);
+    compare_exact(c->variant, got, want);
+    free(want);
+  }
   double pair = max_abs_diff(got, alone, T * V);
   if (!(pair <= TOL_PAIR)) CHECK_FAIL_("split vs single-process logits differ by %.3g", pair);
   check_same_on_every_rank(g, got, T * V);
@@ -176,22 +197,25 @@ static void run_case(tsr_group *g, const tp_case *c) {
   check_shard_bytes(split, single, split_active);
   if (tsr_group_rank(g) == 0)
     printf(
-        "  %s/%-10s %d ranks: |split - single| %.2e, weights %llu of %llu bytes, greedy %d/%d "
-        "equal\n",
-        c->model, c->variant, tsr_group_size(g), pair,
+        "  %s/%-10s%s %d ranks: |split - single| %.2e, weights %llu of %llu bytes, greedy "
+        "%d/%d equal\n",
+        c->model, c->variant, c->convert_bits ? " (q8g32)" : "", tsr_group_size(g), pair,
         (unsigned long long)tsr_model_weight_bytes(split),
         (unsigned long long)tsr_model_weight_bytes(single), same, GREEDY);
   tsr_model_free(single);
   tsr_model_free(split);
   free(got);
-  free(want);
   free(tokens);
 }
 
 int main(void) {
   tsr_group *g = dist_group("mpi");
+  char tag[32], root[256];
+  snprintf(tag, sizeof tag, "tp-model-r%d", tsr_group_rank(g));
+  fx_make_root(tag, root);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    if (tsr_group_size(g) <= cases[i].max_ranks) run_case(g, &cases[i]);
+    if (tsr_group_size(g) <= cases[i].max_ranks) run_case(g, &cases[i], root);
+  fx_remove_tree(root);
   tsr_group_free(g);
   tsr_memory_clear_cache((tsr_device){TSR_CPU, 0});
   CHECK_NO_LEAKS();
