@@ -59,7 +59,7 @@ TSR_API tsr_model_options tsr_model_default_options(void);
 /* Loads a checkpoint folder (opt NULL = defaults). TSR_ERR_IO names the file and tensor for
  * anything missing, truncated or malformed; TSR_ERR_UNSUPPORTED for a model type or layout this
  * build does not run; TSR_ERR_INVALID when opt->group's ranks cannot split the model (heads,
- * key/value heads, MLP width, experts or vocabulary not divisible, or a quantized row-parallel
+ * key/value heads, MLP width or experts not divisible, or a quantized row-parallel
  * layer whose per-rank inputs are not whole quantization groups); TSR_ERR_CAP/TSR_ERR_NOMEM when
  * the weights do not fit (nothing is left on the ledger); TSR_ERR_STATE when a cap was asked for
  * but the device's first backing attempt has already happened. *out untouched on failure. */

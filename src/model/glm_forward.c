@@ -64,9 +64,10 @@ static tsr_status check_tokens(const tsr_model *m, const int32_t *tokens, size_t
 }
 
 /* Logits [T, vocab] from every rank's vocabulary rows [T, vocab / ranks]: gathered [ranks * T,
- * vocab / ranks] in rank order, then each token's pieces side by side. */
+ * vocab / ranks] in rank order, then each token's pieces side by side. A replicated lm_head
+ * already gave all of them. */
 static tsr_array *gather_vocabulary(glm_graph *g, const tsr_model *m, tsr_array *mine) {
-  if (m->shard.ranks == 1 || !graph_ok(g)) return mine;
+  if (!m->shard.vocab_split || !graph_ok(g)) return mine;
   int64_t ranks = m->shard.ranks, t = tsr_array_dim(mine, 0), rows = m->shard.vocab_rows;
   int64_t by_rank[3] = {ranks, t, rows}, full[2] = {t, ranks * rows};
   static const int token_first[3] = {1, 0, 2};

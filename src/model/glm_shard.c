@@ -49,9 +49,9 @@ tsr_status glm_shard_plan(glm_shard *s, const glm_config *cfg, int rank, int ran
     s->experts = cfg->n_routed_experts / ranks;
     s->first_expert = rank * s->experts;
   }
-  if (cfg->vocab_size % ranks != 0) return indivisible("vocab_size", cfg->vocab_size, ranks);
-  s->vocab_rows = cfg->vocab_size / ranks;
-  s->first_vocab = rank * s->vocab_rows;
+  s->vocab_split = ranks > 1 && cfg->vocab_size % ranks == 0; /* else lm_head is replicated */
+  s->vocab_rows = s->vocab_split ? cfg->vocab_size / ranks : cfg->vocab_size;
+  s->first_vocab = s->vocab_split ? rank * s->vocab_rows : 0;
   return TSR_OK;
 }
 

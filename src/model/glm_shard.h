@@ -10,8 +10,10 @@
  *   - MoE: every rank routes every token and holds experts [r E/N, (r+1) E/N); the shared expert
  *     is sharded like a dense MLP when its width splits at the quantization groups of its
  *     down_proj, else held whole by rank 0 alone; routed and shared parts meet in one all-sum.
- *   - embedding replicated (a lookup reads one row per token); lm_head vocabulary-sharded, the
- *     logits all-gathered, so every rank has all of them.
+ *   - embedding replicated (a lookup reads one row per token); lm_head vocabulary-sharded and
+ *     the logits all-gathered, so every rank has all of them, when the ranks divide the
+ *     vocabulary; else replicated (every rank computes all the logits: `make run`'s demo model
+ *     has 355 entries).
  * A quantized row-parallel layer is split at group boundaries of its packed input axis. Without
  * a group the plan is one rank holding everything, and the forward pass is the same code. */
 #ifndef TSR_MODEL_GLM_SHARD_H
@@ -26,11 +28,12 @@ typedef struct {
   int64_t mlp_width, first_mlp;    /* intermediate columns of the dense MLP layers held */
   int64_t experts, first_expert;   /* routed experts held */
   int64_t vocab_rows, first_vocab; /* lm_head rows held */
+  bool vocab_split;                /* lm_head sharded (the logits gathered), not replicated */
 } glm_shard;
 
 /* The plan for `rank` of `ranks` (>= 1). TSR_ERR_INVALID ("tensor parallel: ...") when the
- * heads, the key/value heads, the dense MLP width, the experts or the vocabulary cannot be
- * split that many ways. */
+ * heads, the key/value heads, the dense MLP width or the experts cannot be split that many
+ * ways. */
 tsr_status glm_shard_plan(glm_shard *s, const glm_config *cfg, int rank, int ranks);
 
 /* Whether a row-parallel linear of `in_features` inputs quantized by `q` (or float) splits

@@ -162,7 +162,7 @@ static tsr_status load_layer(glm_loader *ld, int64_t index, glm_layer *layer) {
 static tsr_status load_head(glm_loader *ld, glm_weights *w) {
   const glm_config *c = ld->cfg;
   bool has_head = tsr_safetensors_has(ld->ckpt, "lm_head.weight");
-  if (!has_head && c->tie_word_embeddings && ld->shard->ranks == 1) {
+  if (!has_head && c->tie_word_embeddings && !ld->shard->vocab_split) {
     w->lm_head = w->embed;
     tsr_array_retain(w->lm_head.weight);
     tsr_array_retain(w->lm_head.scales);
@@ -171,7 +171,7 @@ static tsr_status load_head(glm_loader *ld, glm_weights *w) {
   }
   /* Vocabulary-sharded: this rank's rows; the forward pass gathers the logits. */
   const glm_shard *sh = ld->shard;
-  glm_part rows = {sh->ranks > 1 ? PART_OUTPUTS : PART_WHOLE, sh->first_vocab, sh->vocab_rows};
+  glm_part rows = {sh->vocab_split ? PART_OUTPUTS : PART_WHOLE, sh->first_vocab, sh->vocab_rows};
   const char *path = !has_head && c->tie_word_embeddings ? "model.embed_tokens" : "lm_head";
   return loader_linear_part(ld, path, 0, c->vocab_size, c->hidden_size, false, rows, &w->lm_head);
 }

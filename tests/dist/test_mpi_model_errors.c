@@ -1,7 +1,7 @@
 /* tests/dist/test_mpi_model_errors.c — models that cannot be split over the ranks of the group:
  * every rank's tsr_model_load returns TSR_ERR_INVALID with a message naming the key or tensor
  * and the values, sets nothing, and leaves nothing on the ledger. Query heads, key/value heads
- * (neither dividing the other), the dense MLP width, the experts and the vocabulary are checked
+ * (neither dividing the other), the dense MLP width and the experts are checked
  * from config.json before any weight is read (each rank edits its own copy of a tiny checkpoint);
  * a quantized row-parallel layer whose per-rank inputs are not whole quantization groups (the
  * committed 4-bit, group-64 MoE: o_proj's 64 inputs give 32 or 16 a rank) fails naming the
@@ -57,10 +57,6 @@ static void config_refusals(void) {
   int64_t odd_experts[1] = {2 * ranks + 1};
   snprintf(text, sizeof text, "n_routed_experts %lld", (long long)odd_experts[0]);
   expect_refused("experts", edited(FX_MOE_HF, experts_key, odd_experts, 1), text, NULL);
-  const char *vocab_key[1] = {"vocab_size"};
-  int64_t odd_vocab[1] = {256 + 1};
-  expect_refused("vocabulary", edited(FX_DENSE_HF, vocab_key, odd_vocab, 1), "vocab_size 257",
-                 NULL);
 }
 
 /* A model that splits still loads and runs after all of that, in the same group; calibrating

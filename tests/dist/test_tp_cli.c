@@ -3,14 +3,18 @@
  * tokens printed are the single-process run's, printed once (rank 0 prints, the others are
  * silent: one stats line on stderr), the logits file rank 0 writes is the single-process one
  * within 2e-4 (test_mpi_model.c derives that bound), and a model that does not split exits 2
- * naming the tensor. */
+ * naming the tensor. Also on `make run`'s demo model (`tessera demo-model`: 4-bit g64 MoE, 16
+ * experts, QK-norm), the quantized model that splits 4 ways: its 355-entry vocabulary does not
+ * divide, so lm_head is replicated, and over 4 ranks its 128-wide shared expert (2 groups) lives
+ * on rank 0. */
+#include <dirent.h>
 #include <math.h>
 
 #include "cli/tool_run.h"
 #include "model/glm_golden.h"
 
 #define TOKENS "5,6,7,8,9,10,11,12"
-enum { T = 8, V = 256 };
+enum { T = 8 };
 
 static char tmp_dir[] = "/tmp/tessera-test-tp-cli-XXXXXX";
 
@@ -66,23 +70,24 @@ static void check_generate(const char *model, int ranks) {
   if (strcmp(alone.out, split.out) != 0)
     CHECK_FAIL_("%s, %d ranks: printed \"%s\", alone \"%s\"", model, ranks, split.out, alone.out);
   CHECK_EQ_INT(count_of(split.err, "prefill:"), 1); /* rank 0 alone reports */
-  printf("  generate %d ranks: %s", ranks, split.out);
+  printf("  generate %d ranks (%s): the same %zu bytes\n", ranks, model, strlen(split.out));
   tool_run_free(&alone);
   tool_run_free(&split);
 }
 
-static float *read_logits(const char *path) {
+static float *read_logits(const char *path, int64_t vocab) {
   tsr_array *a = NULL;
+  size_t n = (size_t)(T * vocab);
   CHECK_OK(tsr_npy_load(&a, path));
   CHECK_EQ_INT(tsr_array_dim(a, 0), T);
-  CHECK_EQ_INT(tsr_array_dim(a, 1), V);
-  float *x = malloc(T * V * sizeof *x);
-  CHECK_OK(tsr_array_read(a, x, T * V * sizeof *x));
+  CHECK_EQ_INT(tsr_array_dim(a, 1), vocab);
+  float *x = malloc(n * sizeof *x);
+  CHECK_OK(tsr_array_read(a, x, n * sizeof *x));
   tsr_array_release(a);
   return x;
 }
 
-static void check_logits(const char *model, int ranks) {
+static void check_logits(const char *model, int64_t vocab, int ranks) {
   char alone_path[300], split_path[300];
   snprintf(alone_path, sizeof alone_path, "%s/alone.npy", tmp_dir);
   snprintf(split_path, sizeof split_path, "%s/split.npy", tmp_dir);
@@ -93,16 +98,27 @@ static void check_logits(const char *model, int ranks) {
   tool_run alone = run_ranks(0, alone_args), split = run_ranks(ranks, args);
   expect_exit(&alone, 0, "logits alone");
   expect_exit(&split, 0, "logits --group mpi");
-  float *want = read_logits(alone_path), *got = read_logits(split_path);
+  float *want = read_logits(alone_path, vocab), *got = read_logits(split_path, vocab);
   double worst = 0;
-  for (size_t i = 0; i < T * V; i++)
+  for (size_t i = 0; i < (size_t)(T * vocab); i++)
     worst = fmax(worst, fabs((double)got[i] - (double)want[i]));
   if (!(worst <= 2e-4)) CHECK_FAIL_("logits, %d ranks: %.3g from the single process", ranks, worst);
-  printf("  logits %d ranks: max |diff| %.2e\n", ranks, worst);
+  printf("  logits %d ranks (%s): max |diff| %.2e\n", ranks, model, worst);
   free(want);
   free(got);
   tool_run_free(&alone);
   tool_run_free(&split);
+}
+
+/* `tessera demo-model -o tmp_dir/demo`, once. */
+static const char *demo_model(void) {
+  static char dir[300];
+  snprintf(dir, sizeof dir, "%s/demo", tmp_dir);
+  const char *const args[] = {"demo-model", "-o", dir, NULL};
+  tool_run run = run_ranks(0, args);
+  expect_exit(&run, 0, "demo-model");
+  tool_run_free(&run);
+  return dir;
 }
 
 static void check_refused(int ranks) {
@@ -117,18 +133,28 @@ static void check_refused(int ranks) {
 
 int main(void) {
   CHECK(mkdtemp(tmp_dir) != NULL);
+  const char *demo = demo_model();
   static const int rank_counts[2] = {2, 4};
   for (int i = 0; i < 2; i++) {
     check_generate(GLM_DATA "/moe/hf", rank_counts[i]);
-    check_logits(GLM_DATA "/dense/mlx-f32", rank_counts[i]);
+    check_logits(GLM_DATA "/dense/mlx-f32", 256, rank_counts[i]);
+    check_generate(demo, rank_counts[i]);
+    check_logits(demo, 355, rank_counts[i]);
     check_refused(rank_counts[i]);
   }
-  char path[300];
+  char path[600];
   static const char *const files[] = {"stdout", "stderr", "alone.npy", "split.npy"};
   for (int i = 0; i < 4; i++) {
     snprintf(path, sizeof path, "%s/%s", tmp_dir, files[i]);
     unlink(path);
   }
+  DIR *d = opendir(demo);
+  for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+    snprintf(path, sizeof path, "%s/%s", demo, e->d_name);
+    if (e->d_name[0] != '.') unlink(path);
+  }
+  if (d) closedir(d);
+  rmdir(demo);
   rmdir(tmp_dir);
   tsr_shutdown();
   return 0;
