@@ -40,7 +40,9 @@
  * Flags: --small (8 layers), --layers N, --steps N (decode steps per context, default 24),
  * --long N (the second context, 0 to skip it), --config one|timeout|both, --seed N,
  * --device cpu|gpu, --dir DIR (the checkpoint's folder is made there instead of /dev/shm: a
- * machine whose /dev/shm is small; the page cache then stands for tmpfs). */
+ * machine whose /dev/shm is small; the page cache then stands for tmpfs).
+ * --group mpi under mpirun: the model split tensor-parallel over the ranks, decode at context 128
+ * with the share of each token's time its collectives take (bench/generate_group.h). */
 #include <cblas.h>
 #include <dirent.h>
 #include <math.h>
@@ -64,8 +66,9 @@
 #include <tessera/safetensors.h>
 #include <tessera/tessera.h>
 
+#include "generate_checkpoint.h"
+
 enum { MAX_THREADS = 256, MAX_STEPS = 1024, WARM_STEPS = 2, PROMPT = 512, SHORT_CONTEXT = 128 };
-#define SHARD_BYTES 2000000000.0
 
 typedef struct {
   int64_t layers, long_context;
@@ -75,6 +78,7 @@ typedef struct {
   bool gpu;                /* --device gpu */
   const char *parent;      /* --dir: where the checkpoint's folder is made (/dev/shm) */
   const char *measure_dir; /* the checkpoint folder, once made */
+  const char *group;       /* --group: split over the ranks of an mpirun job (generate_group.h) */
   int result_fd;           /* where a measuring process sends its figures */
 } options;
 
@@ -91,215 +95,6 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static void die(const char *what, tsr_status st) {
-  fprintf(stderr, "generate: %s: %s: %s\n", what, tsr_status_name(st), tsr_last_error());
-  exit(1);
-}
-
-static void *checked_malloc(size_t bytes) {
-  void *p = malloc(bytes ? bytes : 1);
-  if (!p) die("malloc", TSR_ERR_NOMEM);
-  return p;
-}
-
-static uint64_t splitmix(uint64_t *state) {
-  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static double uniform(uint64_t *state) { /* [0, 1) */
-  return (double)(splitmix(state) >> 11) * 0x1p-53;
-}
-
-static uint64_t name_hash(const char *s, uint64_t seed) { /* FNV-1a, mixed with the seed */
-  uint64_t h = 0xcbf29ce484222325ull ^ seed;
-  for (; *s; s++)
-    h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-  return h;
-}
-
-/* ---- the checkpoint ------------------------------------------------------------------------- */
-
-typedef enum { FILL_CODES, FILL_SCALES, FILL_BIASES, FILL_ONES, FILL_SMALL } fill_kind;
-
-typedef struct {
-  char name[96];
-  fill_kind kind;
-  int ndim;
-  int64_t shape[2];
-  int64_t in;    /* inputs of the linear layer: sets the scales */
-  uint64_t seed; /* scales and biases of one layer share it: biases are -7.5 x the scales */
-  int shard;
-} tensor_spec;
-
-typedef struct {
-  tensor_spec *items;
-  size_t n, cap;
-  int shards;
-} spec_list;
-
-static uint64_t spec_bytes(const tensor_spec *t) {
-  int64_t count = t->shape[0] * (t->ndim == 2 ? t->shape[1] : 1);
-  return (uint64_t)count * (t->kind == FILL_CODES ? 4u : 2u);
-}
-
-static double checkpoint_bytes(const spec_list *l) {
-  double bytes = 0.0;
-  for (size_t i = 0; i < l->n; i++)
-    bytes += (double)spec_bytes(&l->items[i]);
-  return bytes;
-}
-
-static void add_spec(spec_list *l, const char *name, const char *suffix, fill_kind kind,
-                     int64_t rows, int64_t cols, int64_t in, uint64_t seed) {
-  if (l->n == l->cap) {
-    l->cap = l->cap ? 2 * l->cap : 256;
-    l->items = realloc(l->items, l->cap * sizeof *l->items);
-    if (!l->items) die("realloc", TSR_ERR_NOMEM);
-  }
-  tensor_spec *t = &l->items[l->n++];
-  *t = (tensor_spec){
-      .kind = kind, .ndim = cols ? 2 : 1, .shape = {rows, cols}, .in = in, .seed = seed};
-  snprintf(t->name, sizeof t->name, "%s%s", name, suffix);
-}
-
-/* A quantized linear layer (or embedding) at `path`: codes, scales, biases, and its bias. */
-static void add_linear(spec_list *l, const char *path, int64_t out, int64_t in, bool bias,
-                       uint64_t seed) {
-  uint64_t s = name_hash(path, seed);
-  add_spec(l, path, ".weight", FILL_CODES, out, in / 8, in, s);
-  add_spec(l, path, ".scales", FILL_SCALES, out, in / 64, in, s);
-  add_spec(l, path, ".biases", FILL_BIASES, out, in / 64, in, s);
-  if (bias) add_spec(l, path, ".bias", FILL_SMALL, out, 0, in, name_hash("bias", s));
-}
-
-static spec_list glm_specs(const options *o) {
-  const int64_t vocab = 151552, hidden = 4096, inter = 13696, q = 32 * 128, kv = 2 * 128;
-  spec_list l = {0};
-  add_linear(&l, "model.embed_tokens", vocab, hidden, false, o->seed);
-  static const char *norms[4] = {"input_layernorm", "post_self_attn_layernorm",
-                                 "post_attention_layernorm", "post_mlp_layernorm"};
-  for (int64_t i = 0; i < o->layers; i++) {
-    char p[64], path[128];
-    snprintf(p, sizeof p, "model.layers.%lld.", (long long)i);
-    for (int n = 0; n < 4; n++) {
-      snprintf(path, sizeof path, "%s%s", p, norms[n]);
-      add_spec(&l, path, ".weight", FILL_ONES, hidden, 0, hidden, 0);
-    }
-    const char *names[6] = {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj",
-                            "self_attn.o_proj", "mlp.gate_up_proj", "mlp.down_proj"};
-    const int64_t outs[6] = {q, kv, kv, hidden, 2 * inter, hidden};
-    const int64_t ins[6] = {hidden, hidden, hidden, q, hidden, inter};
-    for (int k = 0; k < 6; k++) {
-      snprintf(path, sizeof path, "%s%s", p, names[k]);
-      add_linear(&l, path, outs[k], ins[k], k < 3, o->seed);
-    }
-  }
-  add_spec(&l, "model.norm", ".weight", FILL_ONES, hidden, 0, hidden, 0);
-  add_linear(&l, "lm_head", vocab, hidden, false, o->seed);
-  double in_shard = 0.0; /* shards in order, each at most SHARD_BYTES (mlx-lm cuts at 5 GB) */
-  for (size_t i = 0; i < l.n; i++) {
-    double b = (double)spec_bytes(&l.items[i]);
-    if (in_shard > 0.0 && in_shard + b > SHARD_BYTES) l.shards++, in_shard = 0.0;
-    in_shard += b;
-    l.items[i].shard = l.shards;
-  }
-  l.shards++;
-  return l;
-}
-
-static void fill_tensor(const tensor_spec *t, void *buffer) {
-  uint64_t state = t->kind == FILL_CODES ? name_hash("codes", t->seed) : t->seed;
-  size_t count = (size_t)(spec_bytes(t) / (t->kind == FILL_CODES ? 4u : 2u));
-  if (t->kind == FILL_CODES) { /* every 4-bit code equally likely */
-    uint64_t *words = buffer;
-    for (size_t i = 0; i < count / 2; i++)
-      words[i] = splitmix(&state);
-    return;
-  }
-  uint16_t *out = buffer;
-  /* uniform codes have mean 7.5 and deviation sqrt(255 / 12) = 4.61 */
-  double sigma = 1.0 / sqrt((double)t->in) / 4.61;
-  for (size_t i = 0; i < count; i++) {
-    double u = uniform(&state);
-    uint16_t scale = tsr_f32_to_bf16((float)(sigma * (0.75 + 0.5 * u)));
-    if (t->kind == FILL_SCALES) out[i] = scale;
-    if (t->kind == FILL_BIASES) out[i] = tsr_f32_to_bf16(-7.5f * tsr_bf16_to_f32(scale));
-    if (t->kind == FILL_ONES) out[i] = tsr_f32_to_bf16(1.0f);
-    if (t->kind == FILL_SMALL) out[i] = tsr_f32_to_bf16((float)(0.04 * u - 0.02));
-  }
-}
-
-static void shard_name(char *buf, size_t size, int shard, int shards) {
-  snprintf(buf, size, "model-%05d-of-%05d.safetensors", shard + 1, shards);
-}
-
-static void write_shard(const char *dir, const spec_list *l, int shard) {
-  size_t first = 0, n = 0;
-  while (l->items[first].shard != shard)
-    first++;
-  while (first + n < l->n && l->items[first + n].shard == shard)
-    n++;
-  tsr_array **arrays = checked_malloc(n * sizeof *arrays);
-  const char **names = checked_malloc(n * sizeof *names);
-  for (size_t i = 0; i < n; i++) {
-    const tensor_spec *t = &l->items[first + i];
-    void *buffer = checked_malloc((size_t)spec_bytes(t));
-    fill_tensor(t, buffer);
-    tsr_dtype dtype = t->kind == FILL_CODES ? TSR_UINT32 : TSR_BFLOAT16;
-    tsr_status st = tsr_array_from_external(&arrays[i], buffer, dtype, t->shape, t->ndim,
-                                            (tsr_device){TSR_CPU, 0}, free, buffer);
-    if (st != TSR_OK) die(t->name, st);
-    names[i] = t->name;
-  }
-  char path[4096], file[64];
-  shard_name(file, sizeof file, shard, l->shards);
-  snprintf(path, sizeof path, "%s/%s", dir, file);
-  const char *key = "format", *value = "mlx";
-  tsr_status st = tsr_safetensors_save(path, names, arrays, n, &key, &value, 1);
-  if (st != TSR_OK) die("safetensors_save", st);
-  for (size_t i = 0; i < n; i++)
-    tsr_array_release(arrays[i]);
-  free(arrays);
-  free(names);
-}
-
-static FILE *open_in(const char *dir, const char *name) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  FILE *f = fopen(path, "w");
-  if (!f) die(path, TSR_ERR_IO);
-  return f;
-}
-
-static void write_index_and_config(const char *dir, const spec_list *l, const options *o) {
-  uint64_t total = 0;
-  for (size_t i = 0; i < l->n; i++)
-    total += spec_bytes(&l->items[i]);
-  FILE *f = open_in(dir, "model.safetensors.index.json");
-  fprintf(f, "{\"metadata\": {\"total_size\": %llu}, \"weight_map\": {", (unsigned long long)total);
-  for (size_t i = 0; i < l->n; i++) {
-    char file[64];
-    shard_name(file, sizeof file, l->items[i].shard, l->shards);
-    fprintf(f, "%s\"%s\": \"%s\"", i ? ", " : "", l->items[i].name, file);
-  }
-  fprintf(f, "}}\n");
-  if (fclose(f) != 0) die("index.json", TSR_ERR_IO);
-  const char *quant = "{\"group_size\": 64, \"bits\": 4, \"mode\": \"affine\"}";
-  f = open_in(dir, "config.json");
-  fprintf(f,
-          "{\"architectures\": [\"Glm4ForCausalLM\"], \"model_type\": \"glm4\", \"vocab_size\": "
-          "151552, \"hidden_size\": 4096, \"intermediate_size\": 13696, \"num_hidden_layers\": "
-          "%lld, \"num_attention_heads\": 32, \"num_key_value_heads\": 2, \"head_dim\": 128, "
-          "\"partial_rotary_factor\": 0.5, \"rope_theta\": 10000.0, \"rms_norm_eps\": 1e-05, "
-          "\"attention_bias\": true, \"tie_word_embeddings\": false, \"eos_token_id\": [151329, "
-          "151336, 151338], \"quantization\": %s, \"quantization_config\": %s}\n",
-          (long long)o->layers, quant, quant);
-  if (fclose(f) != 0) die("config.json", TSR_ERR_IO);
 }
 
 /* ---- the roof: the widest vector read of the same bytes on the pool's thread count ----------- */
@@ -669,7 +464,7 @@ static bool run_child(char **args, char **env, const options *o, const spec_list
     }
     for (int s = 0; s < l->shards; s++) /* the writer: tessera starts fresh in this child */
       write_shard(o->measure_dir, l, s);
-    write_index_and_config(o->measure_dir, l, o);
+    write_index_and_config(o->measure_dir, l, o->layers);
     _exit(0);
   }
   if (pid < 0) return false;
@@ -786,7 +581,7 @@ static void remove_folder(const char *dir) {
 /* Writes the checkpoint and measures each configuration, each in a child, so that this process
    removes the folder however they end; signals that reach it are passed on to the child. */
 static int run_all(options *o, int argc, char **argv) {
-  spec_list l = glm_specs(o);
+  spec_list l = glm_specs(o->layers, o->seed);
   struct statvfs fs;
   double room = statvfs(o->parent, &fs) == 0 ? (double)fs.f_bavail * (double)fs.f_frsize : 0.0;
   if (room < checkpoint_bytes(&l) * 1.05 + 1e8) {
@@ -818,6 +613,9 @@ static int run_all(options *o, int argc, char **argv) {
   return ok && !interrupted ? 0 : 1;
 }
 
+/* The tensor-parallel run (--group) uses the measuring pieces above. */
+#include "generate_group.h"
+
 static bool parse_options(options *o, int argc, char **argv) {
   *o = (options){.layers = 40,
                  .long_context = 2048,
@@ -847,6 +645,8 @@ static bool parse_options(options *o, int argc, char **argv) {
       o->parent = v;
     else if (strcmp(a, "--device") == 0 && (strcmp(v, "cpu") == 0 || strcmp(v, "gpu") == 0))
       o->gpu = strcmp(v, "gpu") == 0;
+    else if (strcmp(a, "--group") == 0)
+      o->group = v;
     else if (strcmp(a, "--measure") == 0)
       o->measure_dir = v;
     else if (strcmp(a, "--result-fd") == 0)
@@ -862,17 +662,26 @@ static bool parse_options(options *o, int argc, char **argv) {
     return false;
   }
 #endif
-  return known && o->layers >= 1 && o->layers <= 1000 && o->steps >= 1 && o->steps <= MAX_STEPS &&
-         o->long_context >= 0 && o->long_context <= 131072;
+  if (o->group && o->gpu) {
+    fprintf(stderr, "generate: --group runs on the CPU (each rank's own GPU is not chosen yet)\n");
+    return false;
+  }
+  bool group_known = !o->group || strcmp(o->group, "mpi") == 0 || strcmp(o->group, "nccl") == 0;
+  return known && group_known && o->layers >= 1 && o->layers <= 1000 && o->steps >= 1 &&
+         o->steps <= MAX_STEPS && o->long_context >= 0 && o->long_context <= 131072;
 }
 
 int main(int argc, char **argv) {
   options o;
   if (!parse_options(&o, argc, argv)) {
-    fprintf(stderr,
-            "usage: generate [--small | --layers N] [--steps N] [--long N] "
-            "[--config one|timeout|both] [--seed N] [--device cpu|gpu] [--dir DIR]\n");
+    fprintf(
+        stderr,
+        "usage: generate [--small | --layers N] [--steps N] [--long N] "
+        "[--config one|timeout|both] [--seed N] [--device cpu|gpu] [--dir DIR]\n"
+        "       mpirun -np N generate --group mpi [--small | --layers N] [--steps N] [--seed N] "
+        "[--dir DIR]\n");
     return 2;
   }
+  if (o.group) return run_group(&o);
   return o.measure_dir ? measure(&o) : run_all(&o, argc, argv);
 }

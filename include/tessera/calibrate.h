@@ -64,7 +64,8 @@ typedef struct {
 
 /* A calibration of m (which must outlive it): installs an observer on m, so m's other forward
  * passes (sessions, logits) are observed too until it is freed. TSR_ERR_INVALID for NULL
- * arguments; TSR_ERR_STATE when m already has one; TSR_ERR_NOMEM. */
+ * arguments; TSR_ERR_STATE when m already has one; TSR_ERR_UNSUPPORTED when m was loaded
+ * tensor-parallel (a group in its options); TSR_ERR_NOMEM. */
 TSR_API tsr_status tsr_model_calibration_new(tsr_model_calibration **out, tsr_model *m);
 /* Removes the observer and frees everything (NULL is a no-op). */
 TSR_API void tsr_model_calibration_free(tsr_model_calibration *c);

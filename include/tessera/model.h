@@ -21,6 +21,16 @@
  *
  * Threads: a model may be shared by sessions on several threads; one session is used by one
  * thread at a time. Every call blocks until its work is done.
+ *
+ * Tensor parallelism: with a group in the options (tessera/dist.h; launched by mpirun, one
+ * process per rank), every rank loads only its shard of the weights and the forward pass sums
+ * over the ranks (Megatron-style: attention heads and MLP columns split, the MoE's experts split,
+ * key/value heads replicated when the ranks exceed them, the vocabulary of lm_head split and the
+ * logits gathered). Every rank then makes the same calls, in the same order, with the same
+ * arguments (tokens, sampling seed), from one thread at a time per model, and every rank gets
+ * every result (logits, sampled tokens). A model that cannot be split that many ways is refused
+ * at load with TSR_ERR_INVALID naming the key or tensor and the values. The group must outlive
+ * the model.
  */
 #ifndef TESSERA_MODEL_H
 #define TESSERA_MODEL_H
@@ -48,9 +58,11 @@ TSR_API tsr_model_options tsr_model_default_options(void);
 
 /* Loads a checkpoint folder (opt NULL = defaults). TSR_ERR_IO names the file and tensor for
  * anything missing, truncated or malformed; TSR_ERR_UNSUPPORTED for a model type or layout this
- * build does not run; TSR_ERR_CAP/TSR_ERR_NOMEM when the weights do not fit (nothing is left on
- * the ledger); TSR_ERR_STATE when a cap was asked for but the device's first backing attempt has
- * already happened. *out untouched on failure. */
+ * build does not run; TSR_ERR_INVALID when opt->group's ranks cannot split the model (heads,
+ * key/value heads, MLP width or experts not divisible, or a quantized row-parallel
+ * layer whose per-rank inputs are not whole quantization groups); TSR_ERR_CAP/TSR_ERR_NOMEM when
+ * the weights do not fit (nothing is left on the ledger); TSR_ERR_STATE when a cap was asked for
+ * but the device's first backing attempt has already happened. *out untouched on failure. */
 TSR_API tsr_status tsr_model_load(tsr_model **out, const char *dir, const tsr_model_options *opt);
 TSR_API void tsr_model_free(tsr_model *m);
 /* The config's vocab_size (rows of the logits; may exceed the tokenizer's). */

@@ -93,6 +93,17 @@ TSR_API const char *tsr_safetensors_metadata(const tsr_safetensors *st, const ch
  * ledger and *out is untouched. Any thread, concurrently with other loads. */
 TSR_API tsr_status tsr_safetensors_load(tsr_array **out, tsr_safetensors *st, const char *name,
                                         tsr_device d);
+/* Only indices [start, stop) of axis `axis` of the tensor `name` (its shape with that axis
+ * stop - start long), reading no byte outside the slice: what a tensor-parallel rank loads of a
+ * weight it holds a shard of. When the slice is one contiguous range of the file (every axis
+ * before `axis` has length 1, as for rows of a matrix), it is wrapped on the CPU like
+ * tsr_safetensors_load wraps a tensor (only the slice's bytes on the ledger); otherwise its
+ * pieces are gathered into a new array of the slice's bytes. TSR_ERR_INVALID for NULL arguments,
+ * an unknown name, an axis outside the tensor or a range outside [0, length) with start <= stop
+ * (naming the tensor and values); otherwise as tsr_safetensors_load. Any thread. */
+TSR_API tsr_status tsr_safetensors_load_slice(tsr_array **out, tsr_safetensors *st,
+                                              const char *name, int axis, int64_t start,
+                                              int64_t stop, tsr_device d);
 
 /* Writes `n` arrays (evaluated first) as one safetensors file with `names[i]` for arrays[i],
  * tensors contiguous in the order given (the first at data offset 0), the header padded with

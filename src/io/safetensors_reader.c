@@ -162,17 +162,39 @@ static void drop_file(void *file) {
   tsri_st_file_release(file);
 }
 
-static tsr_status make_array(tsr_array **out, const tsri_st_tensor *t, tsr_device d) {
-  const unsigned char *bytes = t->file->map + t->begin;
+/* An array of `shape` over the `nbytes` mapped bytes at `bytes` of tensor t's file: wrapped on
+ * the CPU when aligned to the element size, copied otherwise (and for other devices). */
+static tsr_status make_array(tsr_array **out, const tsri_st_tensor *t, const unsigned char *bytes,
+                             const int64_t *shape, uint64_t nbytes, tsr_device d) {
   tsr_dtype dtype = t->dtype->dtype;
   bool aligned = (uintptr_t)bytes % t->dtype->bytes == 0;
-  if (d.type != TSR_CPU || t->nbytes == 0 || !aligned)
-    return tsr_array_from_data_on(out, bytes, dtype, t->shape, t->ndim, d);
+  if (d.type != TSR_CPU || nbytes == 0 || !aligned)
+    return tsr_array_from_data_on(out, bytes, dtype, shape, t->ndim, d);
   tsri_st_file *file = tsri_st_file_retain(t->file);
   tsr_status status =
-      tsr_array_from_external(out, (void *)bytes, dtype, t->shape, t->ndim, d, drop_file, file);
+      tsr_array_from_external(out, (void *)bytes, dtype, shape, t->ndim, d, drop_file, file);
   if (status != TSR_OK) tsri_st_file_release(file); /* a failed wrap never runs the deleter */
   return status;
+}
+
+/* The tensor called `name` in *t when it exists and has a tessera dtype; else the error. */
+static tsr_status find_loadable(tsr_safetensors *st, const char *name, const tsri_st_tensor **t) {
+  *t = lookup(st, name);
+  if (!*t) return tsri_error(TSR_ERR_INVALID, "safetensors: %s: no tensor '%s'", st->path, name);
+  if (!(*t)->dtype->loadable)
+    return tsri_error(TSR_ERR_UNSUPPORTED,
+                      "safetensors: %s: tensor '%s' is %s, which has no tessera dtype",
+                      (*t)->file->path, name, (*t)->dtype->name);
+  return TSR_OK;
+}
+
+/* Prefixes a failure to make the array with the file, the tensor and its byte count. */
+static tsr_status name_failure(tsr_status status, const tsri_st_tensor *t, uint64_t nbytes) {
+  if (status == TSR_OK) return TSR_OK;
+  char message[TSR_ERROR_MAX];
+  snprintf(message, sizeof message, "safetensors: %s: tensor '%s' (%llu bytes): %s", t->file->path,
+           t->name, (unsigned long long)nbytes, tsr_last_error());
+  return tsri_error_copy(status, message);
 }
 
 tsr_status tsr_safetensors_load(tsr_array **out, tsr_safetensors *st, const char *name,
@@ -182,18 +204,77 @@ tsr_status tsr_safetensors_load(tsr_array **out, tsr_safetensors *st, const char
                       !out  ? "out"
                       : !st ? "reader"
                             : "name");
-  const tsri_st_tensor *t = lookup(st, name);
-  if (!t) return tsri_error(TSR_ERR_INVALID, "safetensors: %s: no tensor '%s'", st->path, name);
-  if (!t->dtype->loadable)
-    return tsri_error(TSR_ERR_UNSUPPORTED,
-                      "safetensors: %s: tensor '%s' is %s, which has no tessera dtype",
-                      t->file->path, name, t->dtype->name);
-  tsr_status status = make_array(out, t, d);
-  if (status != TSR_OK) {
-    char message[TSR_ERROR_MAX];
-    snprintf(message, sizeof message, "safetensors: %s: tensor '%s' (%llu bytes): %s",
-             t->file->path, name, (unsigned long long)t->nbytes, tsr_last_error());
-    return tsri_error_copy(status, message);
-  }
+  const tsri_st_tensor *t = NULL;
+  tsr_status status = find_loadable(st, name, &t);
+  if (status != TSR_OK) return status;
+  return name_failure(make_array(out, t, t->file->map + t->begin, t->shape, t->nbytes, d), t,
+                      t->nbytes);
+}
+
+/* A slice [start, stop) of axis `axis`, seen as `outer` blocks (the product of the axes before
+ * it) of `row_bytes` each, of which the slice takes `slice_bytes` at `skip_bytes`. */
+typedef struct {
+  uint64_t outer, row_bytes, skip_bytes, slice_bytes;
+  int64_t shape[TSR_MAX_NDIM];
+} slice_geometry;
+
+static tsr_status slice_geometry_of(const tsri_st_tensor *t, int axis, int64_t start, int64_t stop,
+                                    slice_geometry *g) {
+  if (axis < 0 || axis >= t->ndim)
+    return tsri_error(TSR_ERR_INVALID,
+                      "safetensors_load_slice: tensor '%s' has %d axes, not axis %d", t->name,
+                      t->ndim, axis);
+  if (start < 0 || start > stop || stop > t->shape[axis])
+    return tsri_error(TSR_ERR_INVALID,
+                      "safetensors_load_slice: [%lld, %lld) is not a range of axis %d of tensor "
+                      "'%s' (length %lld)",
+                      (long long)start, (long long)stop, axis, t->name, (long long)t->shape[axis]);
+  uint64_t inner = t->dtype->bytes;
+  for (int i = axis + 1; i < t->ndim; i++)
+    inner *= (uint64_t)t->shape[i];
+  g->outer = 1;
+  for (int i = 0; i < axis; i++)
+    g->outer *= (uint64_t)t->shape[i];
+  g->row_bytes = (uint64_t)t->shape[axis] * inner;
+  g->skip_bytes = (uint64_t)start * inner;
+  g->slice_bytes = (uint64_t)(stop - start) * inner;
+  memcpy(g->shape, t->shape, sizeof g->shape);
+  g->shape[axis] = stop - start;
   return TSR_OK;
+}
+
+/* The slice's pieces gathered into one host buffer, then copied into an array on d. */
+static tsr_status gather_slice(tsr_array **out, const tsri_st_tensor *t, const slice_geometry *g,
+                               tsr_device d) {
+  uint64_t total = g->outer * g->slice_bytes;
+  unsigned char *buf = malloc(total ? total : 1);
+  if (!buf)
+    return tsri_error(TSR_ERR_NOMEM, "out of memory gathering %llu bytes",
+                      (unsigned long long)total);
+  const unsigned char *base = t->file->map + t->begin + g->skip_bytes;
+  for (uint64_t o = 0; o < g->outer; o++)
+    memcpy(buf + o * g->slice_bytes, base + o * g->row_bytes, g->slice_bytes);
+  tsr_status status = tsr_array_from_data_on(out, buf, t->dtype->dtype, g->shape, t->ndim, d);
+  free(buf);
+  return status;
+}
+
+tsr_status tsr_safetensors_load_slice(tsr_array **out, tsr_safetensors *st, const char *name,
+                                      int axis, int64_t start, int64_t stop, tsr_device d) {
+  if (!out || !st || !name)
+    return tsri_error(TSR_ERR_INVALID, "safetensors_load_slice: %s is NULL",
+                      !out  ? "out"
+                      : !st ? "reader"
+                            : "name");
+  const tsri_st_tensor *t = NULL;
+  slice_geometry g;
+  tsr_status status = find_loadable(st, name, &t);
+  if (status == TSR_OK) status = slice_geometry_of(t, axis, start, stop, &g);
+  if (status != TSR_OK) return status;
+  uint64_t nbytes = g.outer * g.slice_bytes;
+  if (g.outer == 1) /* one contiguous range of the file: wrapped where the mapping allows */
+    status = make_array(out, t, t->file->map + t->begin + g.skip_bytes, g.shape, nbytes, d);
+  else
+    status = gather_slice(out, t, &g, d);
+  return name_failure(status, t, nbytes);
 }

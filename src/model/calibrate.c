@@ -139,6 +139,10 @@ tsr_status tsr_model_calibration_new(tsr_model_calibration **out, tsr_model *m) 
   if (!out || !m) return tsr_error_set(TSR_ERR_INVALID, "calibration_new: NULL argument");
   if (m->linear_observer)
     return tsr_error_set(TSR_ERR_STATE, "calibration_new: the model already has a calibration");
+  if (m->group) /* each rank would see only its shard's weights and its part of some inputs */
+    return tsr_error_set(TSR_ERR_UNSUPPORTED,
+                         "calibration_new: the model is split over a group (tensor parallel); "
+                         "calibrate a model loaded without one");
   tsr_model_calibration *c = calloc(1, sizeof *c);
   if (!c) return tsr_error_set(TSR_ERR_NOMEM, "calibration_new: out of memory");
   c->model = m;

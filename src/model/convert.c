@@ -87,7 +87,8 @@ static tsr_status verify(const char *dir, const char *hf_dir) {
   tsr_safetensors *ckpt = NULL;
   glm_weights weights;
   st = tsr_safetensors_open(&ckpt, dir);
-  if (st == TSR_OK) st = glm_weights_load(&weights, &cfg, ckpt, (tsr_device){TSR_CPU, 0}, false);
+  if (st == TSR_OK)
+    st = glm_weights_load(&weights, &cfg, NULL, ckpt, (tsr_device){TSR_CPU, 0}, false);
   if (st == TSR_OK) glm_weights_free(&weights);
   tsr_safetensors_close(ckpt);
   glm_config_free(&cfg);

@@ -7,10 +7,11 @@
 
 #include "model/glm_loader.h"
 
-/* experts.{0..E-1}.<proj>.weight stacked along a new first axis and evaluated. */
+/* experts.{first..first+count-1}.<proj>.weight (this rank's) stacked along a new first axis and
+ * evaluated. */
 static tsr_status stack_hf_experts(glm_loader *ld, const char *prefix, const char *proj,
                                    int64_t out_features, int64_t in_features, glm_linear *lin) {
-  int64_t experts = ld->cfg->n_routed_experts;
+  int64_t experts = ld->shard->experts, first = ld->shard->first_expert;
   int64_t shape[2] = {out_features, in_features};
   tsr_array **parts = calloc((size_t)experts, sizeof *parts);
   if (!parts) return tsr_error_set(TSR_ERR_NOMEM, "load: out of memory stacking %s", prefix);
@@ -18,7 +19,7 @@ static tsr_status stack_hf_experts(glm_loader *ld, const char *prefix, const cha
   char name[512];
   for (int64_t e = 0; e < experts && st == TSR_OK; e++) {
     tsr_array *one = NULL;
-    snprintf(name, sizeof name, "%s.experts.%lld.%s.weight", prefix, (long long)e, proj);
+    snprintf(name, sizeof name, "%s.experts.%lld.%s.weight", prefix, (long long)(first + e), proj);
     st = loader_float_tensor(ld, name, shape, 2, &one);
     if (st == TSR_OK && e > 0 && tsr_array_dtype(one) != tsr_array_dtype(parts[0]))
       st = loader_dtype_error(ld, name, "the dtype of expert 0 was expected");
@@ -45,13 +46,16 @@ static tsr_status load_fused(glm_loader *ld, const char *prefix, glm_moe *moe) {
   char name[512];
   tsr_array *fused = NULL;
   int64_t gate_up_shape[3] = {e, 2 * im, h}, down_shape[3] = {e, h, im};
+  const glm_shard *sh = ld->shard;
+  glm_slice mine = {0, sh->first_expert, sh->first_expert + sh->experts};
   snprintf(name, sizeof name, "%s.experts.gate_up_proj", prefix);
-  tsr_status st = loader_float_tensor(ld, name, gate_up_shape, 3, &fused);
+  tsr_status st = loader_float_tensor_slice(ld, name, gate_up_shape, 3, &mine, &fused);
   if (st == TSR_OK) st = fused_rows(fused, 0, im, &moe->gate.weight);
   if (st == TSR_OK) st = fused_rows(fused, im, 2 * im, &moe->up.weight);
   tsr_array_release(fused);
   snprintf(name, sizeof name, "%s.experts.down_proj", prefix);
-  if (st == TSR_OK) st = loader_float_tensor(ld, name, down_shape, 3, &moe->down.weight);
+  if (st == TSR_OK)
+    st = loader_float_tensor_slice(ld, name, down_shape, 3, &mine, &moe->down.weight);
   return st;
 }
 
@@ -68,10 +72,11 @@ tsr_status loader_experts(glm_loader *ld, const char *prefix, glm_moe *moe) {
   if (tsr_safetensors_has(ld->ckpt, name)) {
     static const char *const projs[3] = {"gate_proj", "up_proj", "down_proj"};
     glm_linear *lins[3] = {&moe->gate, &moe->up, &moe->down};
+    glm_part mine = {PART_EXPERTS, ld->shard->first_expert, ld->shard->experts};
     tsr_status st = TSR_OK;
     for (int i = 0; i < 3 && st == TSR_OK; i++) {
       snprintf(path, sizeof path, "%s.switch_mlp.%s", prefix, projs[i]);
-      st = loader_linear(ld, path, e, i == 2 ? h : im, i == 2 ? im : h, false, lins[i]);
+      st = loader_linear_part(ld, path, e, i == 2 ? h : im, i == 2 ? im : h, false, mine, lins[i]);
     }
     return st;
   }

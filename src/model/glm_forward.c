@@ -13,7 +13,7 @@ tsr_status glm_cache_new(glm_cache *cache, const tsr_model *m, int64_t capacity)
   cache->keys = calloc((size_t)(2 * c->num_layers), sizeof *cache->keys);
   if (!cache->keys) return tsr_error_set(TSR_ERR_NOMEM, "session: out of memory for the cache");
   cache->values = cache->keys + c->num_layers;
-  int64_t shape[4] = {1, c->num_kv_heads, capacity, c->head_dim};
+  int64_t shape[4] = {1, m->shard.kv_heads, capacity, c->head_dim}; /* this rank's heads */
   tsr_stream *stream = tsr_default_stream(m->device);
   tsr_status st = TSR_OK;
   for (int64_t i = 0; i < 2 * c->num_layers && st == TSR_OK; i++) {
@@ -31,6 +31,11 @@ void glm_cache_free(glm_cache *cache) {
   memset(cache, 0, sizeof *cache);
 }
 
+/* A row-parallel layer's partial output summed over the ranks (itself without a group). */
+static tsr_array *sum_over_ranks(glm_graph *g, const tsr_model *m, tsr_array *partial) {
+  return m->group ? g_all_sum(g, partial, m->group) : partial;
+}
+
 static tsr_array *decoder_layer(glm_graph *g, tsr_model *m, glm_cache *cache, int64_t index,
                                 tsr_array *x) {
   const glm_config *c = &m->cfg;
@@ -38,11 +43,13 @@ static tsr_array *decoder_layer(glm_graph *g, tsr_model *m, glm_cache *cache, in
   float eps = c->rms_norm_eps;
   tsr_array *a =
       layer_attention(g, m, layer, cache, index, g_rms_norm(g, x, layer->input_norm, eps));
+  a = sum_over_ranks(g, m, a);
   if (layer->post_self_attn_norm) a = g_rms_norm(g, a, layer->post_self_attn_norm, eps);
   x = g_add(g, x, a);
   tsr_array *normed = g_rms_norm(g, x, layer->pre_mlp_norm, eps);
   tsr_array *f = layer->is_moe ? layer_moe(g, m, &layer->moe, index, normed)
                                : layer_mlp(g, &layer->mlp, normed);
+  f = sum_over_ranks(g, m, f);
   if (layer->post_mlp_norm) f = g_rms_norm(g, f, layer->post_mlp_norm, eps);
   return g_add(g, x, f);
 }
@@ -54,6 +61,18 @@ static tsr_status check_tokens(const tsr_model *m, const int32_t *tokens, size_t
                            "forward: token %d at position %zu is outside [0, %lld)", tokens[i], i,
                            (long long)m->cfg.vocab_size);
   return TSR_OK;
+}
+
+/* Logits [T, vocab] from every rank's vocabulary rows [T, vocab / ranks]: gathered [ranks * T,
+ * vocab / ranks] in rank order, then each token's pieces side by side. A replicated lm_head
+ * already gave all of them. */
+static tsr_array *gather_vocabulary(glm_graph *g, const tsr_model *m, tsr_array *mine) {
+  if (!m->shard.vocab_split || !graph_ok(g)) return mine;
+  int64_t ranks = m->shard.ranks, t = tsr_array_dim(mine, 0), rows = m->shard.vocab_rows;
+  int64_t by_rank[3] = {ranks, t, rows}, full[2] = {t, ranks * rows};
+  static const int token_first[3] = {1, 0, 2};
+  tsr_array *all = g_reshape(g, g_all_gather(g, mine, m->group), by_rank, 3);
+  return g_reshape(g, g_transpose(g, all, token_first, 3), full, 2);
 }
 
 tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, size_t n,
@@ -78,7 +97,7 @@ tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, si
     x = g_slice(&g, x, start, stop, 1);
   }
   x = g_rms_norm(&g, x, m->weights.final_norm, m->cfg.rms_norm_eps);
-  tsr_array *out = layer_linear(&g, &m->weights.lm_head, x);
+  tsr_array *out = gather_vocabulary(&g, m, layer_linear(&g, &m->weights.lm_head, x));
   size_t rows = all_positions ? n : 1;
   if (graph_ok(&g)) {
     st = tsr_array_read(out, logits, rows * (size_t)m->cfg.vocab_size * sizeof(float));

@@ -70,12 +70,12 @@ tsr_array *layer_attention(glm_graph *g, const tsr_model *m, const glm_layer *la
   bool interleaved = c->kind == GLM_DENSE; /* glm4 rotates (2i, 2i+1); glm4_moe half-split */
   int64_t pos = cache->length;
   float eps = c->rms_norm_eps;
+  int64_t heads = m->shard.heads, kv_heads = m->shard.kv_heads; /* this rank's */
   tsr_array *q =
-      split_heads(g, layer_linear(g, &layer->q, x), c->num_heads, c->head_dim, layer->q_norm, eps);
-  tsr_array *k = split_heads(g, layer_linear(g, &layer->k, x), c->num_kv_heads, c->head_dim,
-                             layer->k_norm, eps);
-  tsr_array *v =
-      split_heads(g, layer_linear(g, &layer->v, x), c->num_kv_heads, c->head_dim, NULL, eps);
+      split_heads(g, layer_linear(g, &layer->q, x), heads, c->head_dim, layer->q_norm, eps);
+  tsr_array *k =
+      split_heads(g, layer_linear(g, &layer->k, x), kv_heads, c->head_dim, layer->k_norm, eps);
+  tsr_array *v = split_heads(g, layer_linear(g, &layer->v, x), kv_heads, c->head_dim, NULL, eps);
   q = g_rope(g, q, c->rope_dims, interleaved, c->rope_theta, pos);
   k = g_rope(g, k, c->rope_dims, interleaved, c->rope_theta, pos);
   tsr_array *keys = cache_append(g, &cache->keys[index], k, pos);
@@ -83,7 +83,7 @@ tsr_array *layer_attention(glm_graph *g, const tsr_model *m, const glm_layer *la
   float scale = (float)(1.0 / sqrt((double)c->head_dim)); /* the full head_dim, not rope_dims */
   tsr_array *o = g_sdpa(g, q, keys, values, scale);
   static const int to_tokens[4] = {0, 2, 1, 3};
-  int64_t flat[2] = {tsr_array_dim(x, 0), c->num_heads * c->head_dim};
+  int64_t flat[2] = {tsr_array_dim(x, 0), heads * c->head_dim};
   o = g_reshape(g, g_transpose(g, o, to_tokens, 4), flat, 2);
   return layer_linear(g, &layer->o, o);
 }

@@ -7,6 +7,7 @@
 #include <tessera/testing.h>
 
 #include "model/glm_config.h"
+#include "model/glm_shard.h"
 #include "model/glm_weights.h"
 #include "model/graph.h"
 
@@ -19,14 +20,17 @@ struct tsr_model {
   glm_weights weights;
   tsr_tokenizer *tokenizer; /* NULL when the folder has none */
   tsr_device device;
-  bool progress; /* loaded with a progress bar: long operations on it (a recipe) draw one too */
+  bool progress;    /* loaded with a progress bar: long operations on it (a recipe) draw one too */
+  tsr_group *group; /* the caller's, NULL without tensor parallelism */
+  glm_shard shard;  /* what this rank holds (all of it without a group) */
   glm_routing_hook routing_hook;
   void *routing_ctx;
   glm_linear_observer linear_observer; /* a calibration's (calibrate.h); NULL: none */
   void *observer_ctx;
 };
 
-/* The KV cache: per layer, post-RoPE keys and raw values [1, kv_heads, capacity, head_dim],
+/* The KV cache: per layer, post-RoPE keys and raw values [1, kv_heads, capacity, head_dim] of
+ * this rank's key/value heads,
  * float32, allocated once and written in place. */
 typedef struct {
   tsr_array **keys, **values;

@@ -124,28 +124,77 @@ static tsr_array *experts_linear(glm_graph *g, const glm_linear *lin, tsr_array 
   return g_reshape(g, y, back, 4);
 }
 
-tsr_array *layer_moe(glm_graph *g, tsr_model *m, const glm_moe *moe, int64_t index, tsr_array *x) {
-  if (!graph_ok(g)) return NULL;
-  const glm_config *cfg = &m->cfg;
-  int64_t t = tsr_array_dim(x, 0), k = cfg->experts_per_token, h = cfg->hidden_size;
-  int32_t *experts = malloc((size_t)(t * k) * (sizeof(int32_t) + sizeof(float)));
-  if (!experts) {
-    graph_fail(
-        g, tsr_error_set(TSR_ERR_NOMEM, "moe: out of memory routing %lld tokens", (long long)t));
-    return NULL;
+/* The choices of every token that fall on this rank's experts, [T, width] with ids counted from
+ * its first expert, padded with (0, weight 0) where a token chose fewer of them; width is the most
+ * any token chose (k without tensor parallelism; 0 when no token chose one of them). */
+typedef struct {
+  int32_t *ids;
+  float *weights;
+  int64_t width;
+} local_choices;
+
+static tsr_status keep_local(const glm_shard *sh, int64_t t, int64_t k, const int32_t *experts,
+                             const float *weights, local_choices *out) {
+  int64_t first = sh->first_expert, width = 0;
+  for (int64_t i = 0; i < t; i++) {
+    int64_t count = 0;
+    for (int64_t j = 0; j < k; j++)
+      count += experts[i * k + j] >= first && experts[i * k + j] < first + sh->experts;
+    if (count > width) width = count;
   }
+  out->width = width;
+  out->ids = calloc((size_t)(t * width + 1), sizeof(int32_t) + sizeof(float));
+  if (!out->ids) return tsr_error_set(TSR_ERR_NOMEM, "moe: out of memory for the local experts");
+  out->weights = (float *)(out->ids + t * width + 1);
+  for (int64_t i = 0; i < t; i++)
+    for (int64_t j = 0, kept = 0; j < k; j++) {
+      int64_t local = experts[i * k + j] - first;
+      if (local < 0 || local >= sh->experts) continue;
+      out->ids[i * width + kept] = (int32_t)local;
+      out->weights[i * width + kept++] = weights[i * k + j];
+    }
+  return TSR_OK;
+}
+
+/* Routes every token and keeps this rank's choices. */
+static tsr_status route_local(glm_graph *g, tsr_model *m, const glm_moe *moe, int64_t index,
+                              tsr_array *x, local_choices *out) {
+  int64_t t = tsr_array_dim(x, 0), k = m->cfg.experts_per_token;
+  int32_t *experts = malloc((size_t)(t * k) * (sizeof(int32_t) + sizeof(float)));
+  if (!experts)
+    return tsr_error_set(TSR_ERR_NOMEM, "moe: out of memory routing %lld tokens", (long long)t);
   float *weights = (float *)(experts + t * k);
   tsr_status st = route(g, m, moe, index, x, experts, weights);
-  if (st != TSR_OK) graph_fail(g, st);
-  int64_t pairs[2] = {t, k}, weight_shape[4] = {t, k, 1, 1}, x_shape[4] = {t, 1, 1, h};
-  tsr_array *ids = g_from_data(g, experts, TSR_INT32, pairs, 2, m->device);
-  tsr_array *w = g_from_data(g, weights, TSR_FLOAT32, weight_shape, 4, m->device);
+  if (st == TSR_OK) st = keep_local(&m->shard, t, k, experts, weights, out);
   free(experts);
+  return st;
+}
+
+/* sum over the chosen experts of weight * expert(x), for x [T, H] and `width` choices a token. */
+static tsr_array *routed_experts(glm_graph *g, tsr_model *m, const glm_moe *moe, tsr_array *x,
+                                 const local_choices *c) {
+  int64_t t = tsr_array_dim(x, 0), h = m->cfg.hidden_size, k = c->width;
+  int64_t out_shape[2] = {t, h};
+  if (k == 0) return g_zeros(g, out_shape, 2); /* none of this rank's experts was chosen */
+  int64_t pairs[2] = {t, k}, weight_shape[4] = {t, k, 1, 1}, x_shape[4] = {t, 1, 1, h};
+  tsr_array *ids = g_from_data(g, c->ids, TSR_INT32, pairs, 2, m->device);
+  tsr_array *w = g_from_data(g, c->weights, TSR_FLOAT32, weight_shape, 4, m->device);
   tsr_array *x4 = g_reshape(g, x, x_shape, 4);
   tsr_array *gate = experts_linear(g, &moe->gate, x4, ids, t, k);
   tsr_array *up = experts_linear(g, &moe->up, x4, ids, t, k);
   tsr_array *down = experts_linear(g, &moe->down, g_mul(g, g_silu(g, gate), up), ids, t, k);
-  int64_t out_shape[2] = {t, h};
-  tsr_array *routed = g_reshape(g, g_sum(g, g_mul(g, down, w), 1), out_shape, 2);
+  return g_reshape(g, g_sum(g, g_mul(g, down, w), 1), out_shape, 2);
+}
+
+tsr_array *layer_moe(glm_graph *g, tsr_model *m, const glm_moe *moe, int64_t index, tsr_array *x) {
+  if (!graph_ok(g)) return NULL;
+  local_choices choices = {NULL, NULL, 0};
+  tsr_status st = route_local(g, m, moe, index, x, &choices);
+  if (st != TSR_OK) {
+    graph_fail(g, st);
+    return NULL;
+  }
+  tsr_array *routed = routed_experts(g, m, moe, x, &choices);
+  free(choices.ids);
   return moe->has_shared ? g_add(g, routed, layer_mlp(g, &moe->shared, x)) : routed;
 }

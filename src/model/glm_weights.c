@@ -8,21 +8,30 @@
 
 #include "model/glm_loader.h"
 
+/* The rows (outputs) of this rank's `heads` heads starting at `first`, `head_dim` each. */
+static glm_part head_rows(int64_t first, int64_t heads, int64_t head_dim) {
+  return (glm_part){PART_OUTPUTS, first * head_dim, heads * head_dim};
+}
+
 static tsr_status load_attention(glm_loader *ld, const char *prefix, glm_layer *layer) {
   const glm_config *c = ld->cfg;
-  int64_t h = c->hidden_size, q_width = c->num_heads * c->head_dim;
-  int64_t kv_width = c->num_kv_heads * c->head_dim;
+  const glm_shard *sh = ld->shard;
+  int64_t h = c->hidden_size, hd = c->head_dim, q_width = c->num_heads * hd;
+  int64_t kv_width = c->num_kv_heads * hd;
+  glm_part q_rows = head_rows(sh->first_head, sh->heads, hd);
+  glm_part kv_rows = head_rows(sh->first_kv_head, sh->kv_heads, hd);
+  glm_part o_inputs = {PART_INPUTS, q_rows.start, q_rows.count};
   char path[512];
   tsr_status st;
   bool bias = c->attention_bias;
   snprintf(path, sizeof path, "%s.self_attn.q_proj", prefix);
-  if ((st = loader_linear(ld, path, 0, q_width, h, bias, &layer->q))) return st;
+  if ((st = loader_linear_part(ld, path, 0, q_width, h, bias, q_rows, &layer->q))) return st;
   snprintf(path, sizeof path, "%s.self_attn.k_proj", prefix);
-  if ((st = loader_linear(ld, path, 0, kv_width, h, bias, &layer->k))) return st;
+  if ((st = loader_linear_part(ld, path, 0, kv_width, h, bias, kv_rows, &layer->k))) return st;
   snprintf(path, sizeof path, "%s.self_attn.v_proj", prefix);
-  if ((st = loader_linear(ld, path, 0, kv_width, h, bias, &layer->v))) return st;
+  if ((st = loader_linear_part(ld, path, 0, kv_width, h, bias, kv_rows, &layer->v))) return st;
   snprintf(path, sizeof path, "%s.self_attn.o_proj", prefix);
-  if ((st = loader_linear(ld, path, 0, h, q_width, false, &layer->o))) return st;
+  if ((st = loader_linear_part(ld, path, 0, h, q_width, false, o_inputs, &layer->o))) return st;
   if (!c->use_qk_norm) return TSR_OK;
   snprintf(path, sizeof path, "%s.self_attn.q_norm.weight", prefix);
   if ((st = loader_float32(ld, path, &c->head_dim, 1, &layer->q_norm))) return st;
@@ -47,17 +56,42 @@ static tsr_status load_norms(glm_loader *ld, const char *prefix, glm_layer *laye
   return load_norm(ld, prefix, "post_mlp_layernorm", &layer->post_mlp_norm);
 }
 
-/* A gate/up/down MLP of width `width` under `prefix` (the dense MLP or the shared expert). */
-static tsr_status load_split_mlp(glm_loader *ld, const char *prefix, int64_t width, glm_mlp *mlp) {
+/* This rank's share of an MLP `width` wide: a 1/ranks column range, or all of it. */
+static glm_part mlp_columns(const glm_shard *sh, int64_t width, bool split) {
+  if (!split || sh->ranks == 1) return (glm_part){PART_WHOLE, 0, 0};
+  int64_t count = width / sh->ranks;
+  return (glm_part){PART_OUTPUTS, sh->rank * count, count};
+}
+
+/* A gate/up/down MLP of width `width` under `prefix` (the dense MLP or the shared expert): gate
+ * and up column-parallel and down row-parallel when `split`, else whole. */
+static tsr_status load_split_mlp(glm_loader *ld, const char *prefix, int64_t width, bool split,
+                                 glm_mlp *mlp) {
   int64_t h = ld->cfg->hidden_size;
+  glm_part columns = mlp_columns(ld->shard, width, split);
+  glm_part inputs = {columns.kind == PART_WHOLE ? PART_WHOLE : PART_INPUTS, columns.start,
+                     columns.count};
   char path[512];
   tsr_status st;
   snprintf(path, sizeof path, "%s.gate_proj", prefix);
-  if ((st = loader_linear(ld, path, 0, width, h, false, &mlp->gate))) return st;
+  if ((st = loader_linear_part(ld, path, 0, width, h, false, columns, &mlp->gate))) return st;
   snprintf(path, sizeof path, "%s.up_proj", prefix);
-  if ((st = loader_linear(ld, path, 0, width, h, false, &mlp->up))) return st;
+  if ((st = loader_linear_part(ld, path, 0, width, h, false, columns, &mlp->up))) return st;
   snprintf(path, sizeof path, "%s.down_proj", prefix);
-  return loader_linear(ld, path, 0, h, width, false, &mlp->down);
+  return loader_linear_part(ld, path, 0, h, width, false, inputs, &mlp->down);
+}
+
+/* glm4's fused gate_up [2I, H] split over the ranks: this rank's gate rows and its up rows (I
+ * further on) become two linears, each one contiguous range of the file. */
+static tsr_status load_gate_up_shard(glm_loader *ld, const char *path, glm_mlp *mlp) {
+  const glm_config *c = ld->cfg;
+  glm_part gate = mlp_columns(ld->shard, c->intermediate_size, true);
+  glm_part up = {PART_OUTPUTS, c->intermediate_size + gate.start, gate.count};
+  tsr_status st = loader_linear_part(ld, path, 0, 2 * c->intermediate_size, c->hidden_size, false,
+                                     gate, &mlp->gate);
+  if (st != TSR_OK) return st;
+  return loader_linear_part(ld, path, 0, 2 * c->intermediate_size, c->hidden_size, false, up,
+                            &mlp->up);
 }
 
 static tsr_status load_dense_mlp(glm_loader *ld, const char *prefix, glm_mlp *mlp) {
@@ -65,16 +99,38 @@ static tsr_status load_dense_mlp(glm_loader *ld, const char *prefix, glm_mlp *ml
   char path[512];
   if (c->kind == GLM_MOE) {
     snprintf(path, sizeof path, "%s.mlp", prefix);
-    return load_split_mlp(ld, path, c->intermediate_size, mlp);
+    return load_split_mlp(ld, path, c->intermediate_size, true, mlp);
   }
-  mlp->fused = true;
+  bool split = ld->shard->ranks > 1;
+  glm_part columns = mlp_columns(ld->shard, c->intermediate_size, true);
+  glm_part inputs = {split ? PART_INPUTS : PART_WHOLE, columns.start, columns.count};
   tsr_status st;
   snprintf(path, sizeof path, "%s.mlp.gate_up_proj", prefix);
-  if ((st = loader_linear(ld, path, 0, 2 * c->intermediate_size, c->hidden_size, false,
-                          &mlp->gate_up)))
-    return st;
+  mlp->fused = !split;
+  if (split)
+    st = load_gate_up_shard(ld, path, mlp);
+  else
+    st = loader_linear(ld, path, 0, 2 * c->intermediate_size, c->hidden_size, false, &mlp->gate_up);
+  if (st != TSR_OK) return st;
   snprintf(path, sizeof path, "%s.mlp.down_proj", prefix);
-  return loader_linear(ld, path, 0, c->hidden_size, c->intermediate_size, false, &mlp->down);
+  return loader_linear_part(ld, path, 0, c->hidden_size, c->intermediate_size, false, inputs,
+                            &mlp->down);
+}
+
+/* The shared expert: sharded like a dense MLP when its down_proj splits at its quantization
+ * groups, else held whole by rank 0 alone (it adds the output to its part of the sum). Sharded,
+ * it costs no collective of its own: it joins the routed experts' all-sum. */
+static tsr_status load_shared_expert(glm_loader *ld, const char *block, glm_moe *moe) {
+  const glm_config *c = ld->cfg;
+  int64_t width = c->moe_intermediate_size * c->n_shared_experts;
+  char path[640], down[700];
+  snprintf(path, sizeof path, "%s.shared_experts", block);
+  snprintf(down, sizeof down, "%s.down_proj", path);
+  glm_quant q = loader_quant_of(ld, down);
+  bool split = glm_shard_columns_split(ld->shard, width, &q);
+  moe->has_shared = split || ld->shard->rank == 0;
+  if (!moe->has_shared) return TSR_OK;
+  return load_split_mlp(ld, path, width, split, &moe->shared);
 }
 
 static tsr_status load_moe(glm_loader *ld, const char *prefix, glm_moe *moe) {
@@ -88,10 +144,8 @@ static tsr_status load_moe(glm_loader *ld, const char *prefix, glm_moe *moe) {
   snprintf(path, sizeof path, "%s.gate.e_score_correction_bias", block);
   if ((st = loader_float32(ld, path, &c->n_routed_experts, 1, &moe->correction_bias))) return st;
   if ((st = loader_experts(ld, block, moe))) return st;
-  moe->has_shared = c->n_shared_experts > 0;
-  if (!moe->has_shared) return TSR_OK;
-  snprintf(path, sizeof path, "%s.shared_experts", block);
-  return load_split_mlp(ld, path, c->moe_intermediate_size * c->n_shared_experts, &moe->shared);
+  if (c->n_shared_experts <= 0) return TSR_OK;
+  return load_shared_expert(ld, block, moe);
 }
 
 static tsr_status load_layer(glm_loader *ld, int64_t index, glm_layer *layer) {
@@ -108,14 +162,18 @@ static tsr_status load_layer(glm_loader *ld, int64_t index, glm_layer *layer) {
 static tsr_status load_head(glm_loader *ld, glm_weights *w) {
   const glm_config *c = ld->cfg;
   bool has_head = tsr_safetensors_has(ld->ckpt, "lm_head.weight");
-  if (!has_head && c->tie_word_embeddings) {
+  if (!has_head && c->tie_word_embeddings && !ld->shard->vocab_split) {
     w->lm_head = w->embed;
     tsr_array_retain(w->lm_head.weight);
     tsr_array_retain(w->lm_head.scales);
     tsr_array_retain(w->lm_head.biases);
     return TSR_OK;
   }
-  return loader_linear(ld, "lm_head", 0, c->vocab_size, c->hidden_size, false, &w->lm_head);
+  /* Vocabulary-sharded: this rank's rows; the forward pass gathers the logits. */
+  const glm_shard *sh = ld->shard;
+  glm_part rows = {sh->vocab_split ? PART_OUTPUTS : PART_WHOLE, sh->first_vocab, sh->vocab_rows};
+  const char *path = !has_head && c->tie_word_embeddings ? "model.embed_tokens" : "lm_head";
+  return loader_linear_part(ld, path, 0, c->vocab_size, c->hidden_size, false, rows, &w->lm_head);
 }
 
 static tsr_status load_all(glm_loader *ld, glm_weights *w) {
@@ -139,10 +197,16 @@ static tsr_status load_all(glm_loader *ld, glm_weights *w) {
   return TSR_OK;
 }
 
-tsr_status glm_weights_load(glm_weights *w, const glm_config *cfg, tsr_safetensors *ckpt,
-                            tsr_device device, bool progress) {
+tsr_status glm_weights_load(glm_weights *w, const glm_config *cfg, const glm_shard *shard,
+                            tsr_safetensors *ckpt, tsr_device device, bool progress) {
   memset(w, 0, sizeof *w);
-  glm_loader ld = {.cfg = cfg, .ckpt = ckpt, .device = device, .w = w, .progress = progress};
+  glm_shard whole;
+  if (!shard) {
+    glm_shard_plan(&whole, cfg, 0, 1); /* one rank: nothing can fail to split */
+    shard = &whole;
+  }
+  glm_loader ld = {
+      .cfg = cfg, .shard = shard, .ckpt = ckpt, .device = device, .w = w, .progress = progress};
   loader_progress_begin(&ld);
   tsr_status st = load_all(&ld, w);
   loader_progress_end(&ld);

@@ -9,6 +9,7 @@
 #include <tessera/tessera.h>
 
 #include "model/glm_config.h"
+#include "model/glm_shard.h"
 
 /* A linear layer y = x W^T (+ bias): W float [..., out, in] or quantized (w_q/scales/biases). */
 typedef struct {
@@ -29,8 +30,8 @@ typedef struct {
   tsr_array *router;          /* float32 [E, H] */
   tsr_array *correction_bias; /* float32 [E] */
   glm_linear gate, up, down;  /* stacked [E, Im, H], [E, Im, H], [E, H, Im] */
-  glm_mlp shared;
-  bool has_shared;
+  glm_mlp shared;             /* whole, sharded, or absent on this rank (model/glm_shard.h) */
+  bool has_shared;            /* this rank adds a shared expert's output */
 } glm_moe;
 
 typedef struct {
@@ -58,11 +59,12 @@ typedef struct {
 typedef struct tsr_safetensors tsr_safetensors;
 
 /* Loads every weight the config calls for, on `device`, evaluated (so the bytes are on the
- * ledger). TSR_ERR_IO names the tensor and file for a missing tensor, a wrong shape or dtype, or
- * quantized shapes that disagree with the bits and group size that apply. On failure nothing is
- * left held. `progress` draws a bar on stderr when it is a terminal. */
-tsr_status glm_weights_load(glm_weights *w, const glm_config *cfg, tsr_safetensors *ckpt,
-                            tsr_device device, bool progress);
+ * ledger): only this rank's part of each under `shard` (NULL: all of it; model/glm_shard.h).
+ * TSR_ERR_IO names the tensor and file for a missing tensor, a wrong shape or dtype, or quantized
+ * shapes that disagree with the bits and group size that apply. On failure nothing is left held.
+ * `progress` draws a bar on stderr when it is a terminal. */
+tsr_status glm_weights_load(glm_weights *w, const glm_config *cfg, const glm_shard *shard,
+                            tsr_safetensors *ckpt, tsr_device device, bool progress);
 void glm_weights_free(glm_weights *w);
 
 #endif

@@ -172,3 +172,24 @@ tsr_array *g_from_data(glm_graph *g, const void *data, tsr_dtype dtype, const in
   tsr_status made_st = tsr_array_from_data_on(&out, data, dtype, shape, ndim, device);
   return graph_keep(g, made_st, out);
 }
+
+tsr_array *g_zeros(glm_graph *g, const int64_t *shape, int ndim) {
+  GRAPH_GUARD(g);
+  tsr_array *out = NULL;
+  tsr_status made_st = tsr_zeros(&out, shape, ndim, TSR_FLOAT32, g->stream);
+  return graph_keep(g, made_st, out);
+}
+
+tsr_array *g_all_sum(glm_graph *g, tsr_array *x, tsr_group *group) {
+  GRAPH_GUARD(g);
+  tsr_array *out = NULL;
+  tsr_status made_st = tsr_all_sum(&out, x, group, g->stream);
+  return graph_keep(g, made_st, out);
+}
+
+tsr_array *g_all_gather(glm_graph *g, tsr_array *x, tsr_group *group) {
+  GRAPH_GUARD(g);
+  tsr_array *out = NULL;
+  tsr_status made_st = tsr_all_gather(&out, x, group, g->stream);
+  return graph_keep(g, made_st, out);
+}

@@ -59,5 +59,9 @@ tsr_array *g_slice(glm_graph *g, tsr_array *a, const int64_t *start, const int64
                    int naxes);
 tsr_array *g_from_data(glm_graph *g, const void *data, tsr_dtype dtype, const int64_t *shape,
                        int ndim, tsr_device device);
+tsr_array *g_zeros(glm_graph *g, const int64_t *shape, int ndim);
+/* The lazy collectives of tessera/dist.h on the builder's stream. */
+tsr_array *g_all_sum(glm_graph *g, tsr_array *x, tsr_group *group);
+tsr_array *g_all_gather(glm_graph *g, tsr_array *x, tsr_group *group);
 
 #endif

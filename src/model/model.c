@@ -27,13 +27,22 @@ static tsr_status install_cap(const tsr_model_options *opt) {
   return tsr_calibration_install_cap(opt->device, opt->backing_cap);
 }
 
+/* This rank's part of the model: everything without a group. */
+static tsr_status plan_shard(tsr_model *m, tsr_group *group) {
+  int rank = group ? tsr_group_rank(group) : 0, ranks = group ? tsr_group_size(group) : 1;
+  if (ranks < 1) return tsr_error_set(TSR_ERR_INVALID, "model_load: the group has %d ranks", ranks);
+  m->group = group;
+  return glm_shard_plan(&m->shard, &m->cfg, rank, ranks);
+}
+
 static tsr_status load_parts(tsr_model *m, const char *dir, const tsr_model_options *opt) {
   tsr_status st = glm_config_load(&m->cfg, dir);
   if (st != TSR_OK) return st;
+  if ((st = plan_shard(m, opt->group)) != TSR_OK) return st;
   if ((st = install_cap(opt)) != TSR_OK) return st;
   tsr_safetensors *ckpt = NULL;
   if ((st = tsr_safetensors_open(&ckpt, dir)) != TSR_OK) return st;
-  st = glm_weights_load(&m->weights, &m->cfg, ckpt, opt->device, opt->progress);
+  st = glm_weights_load(&m->weights, &m->cfg, &m->shard, ckpt, opt->device, opt->progress);
   tsr_safetensors_close(ckpt);
   if (st != TSR_OK) return st;
   return load_tokenizer(m, dir);
@@ -44,9 +53,6 @@ tsr_status tsr_model_load(tsr_model **out, const char *dir, const tsr_model_opti
     return tsr_error_set(TSR_ERR_INVALID, "model_load: out and dir must not be NULL");
   tsr_model_options defaults = tsr_model_default_options();
   if (!opt) opt = &defaults;
-  if (opt->group)
-    return tsr_error_set(TSR_ERR_UNSUPPORTED,
-                         "model_load: tensor parallelism (a group) is not in this build yet");
   struct stat info;
   if (stat(dir, &info) != 0 || !S_ISDIR(info.st_mode))
     return tsr_error_set(TSR_ERR_IO, "model_load: %s is not a folder", dir);

@@ -9,17 +9,18 @@
 
 static const char bench_usage[] =
     "usage: tessera bench generate -m DIR [--prompt N] [--context N[,N...]] [--steps N]\n"
-    "                              [--device cpu|gpu|gpu:N] [--json]\n"
+    "                              [--device cpu|gpu|gpu:N] [--group mpi|nccl] [--json]\n"
     "\n"
     "Times a prefill of N prompt tokens (default 512) and, for each context length (default\n"
     "128,2048), --steps single-token decode steps (default 32) after a prefill to that length.\n"
     "Token ids are deterministic and need no tokenizer. Prints tokens/s, ms per token and the\n"
-    "weight bytes a decode step reads per second.\n";
+    "weight bytes a decode step reads per second. With --group under mpirun -np N, the model is\n"
+    "split tensor-parallel over the N ranks and rank 0 prints (the bytes are rank 0's shard).\n";
 
 enum { MAX_CONTEXTS = 8 };
 
 typedef struct {
-  const char *dir;
+  const char *dir, *group;
   uint64_t prompt, steps;
   uint64_t contexts[MAX_CONTEXTS];
   int n_contexts;
@@ -64,7 +65,10 @@ static int parse_args(int argc, char **argv, bench_args *a) {
       ok = parse_contexts(value, a);
     else if (strcmp(flag, "--device") == 0)
       ok = cli_parse_device(value, &a->device);
-    else
+    else if (strcmp(flag, "--group") == 0) {
+      a->group = value;
+      ok = cli_parse_group(value);
+    } else
       return cli_usage_error("bench", "unknown option '%s'", flag);
     if (!ok) return cli_usage_error("bench", "bad value for %s: '%s'", flag, value);
   }
@@ -161,6 +165,21 @@ static tsr_status run_bench(tsr_model *m, const bench_args *a, bench_result *r) 
   return st;
 }
 
+/* Loads the model (split over `group` when there is one), measures and reports. */
+static int bench_model(const bench_args *a, tsr_group *group) {
+  tsr_model *m = NULL;
+  int code = cli_load_model_in("bench", a->dir, a->device, 0, group, &m);
+  if (code != CLI_EXIT_OK) return code;
+  bench_result r = {0};
+  tsr_status st = run_bench(m, a, &r);
+  if (st == TSR_OK)
+    report(a, m, &r);
+  else
+    code = cli_report_failure("bench", "running", st);
+  tsr_model_free(m);
+  return code;
+}
+
 int cli_bench(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "--help") == 0) {
     fputs(bench_usage, stdout);
@@ -174,15 +193,8 @@ int cli_bench(int argc, char **argv) {
   bench_args a;
   int parsed = parse_args(argc, argv, &a);
   if (parsed != 0) return parsed;
-  tsr_model *m = NULL;
-  int code = cli_load_model("bench", a.dir, a.device, 0, &m);
-  if (code != CLI_EXIT_OK) return code;
-  bench_result r = {0};
-  tsr_status st = run_bench(m, &a, &r);
-  if (st == TSR_OK)
-    report(&a, m, &r);
-  else
-    code = cli_report_failure("bench", "running", st);
-  tsr_model_free(m);
-  return code;
+  tsr_group *group = NULL;
+  int code = cli_group_join("bench", a.group, &group);
+  if (code == CLI_EXIT_OK) code = bench_model(&a, group);
+  return cli_group_leave("bench", group, code);
 }

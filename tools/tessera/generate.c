@@ -9,7 +9,7 @@
 static const char generate_usage[] =
     "usage: tessera generate -m DIR (-p TEXT | --tokens 1,2,3) [-n N] [--chat] [--system TEXT]\n"
     "                        [--no-think] [--temp T] [--top-p P] [--seed S]\n"
-    "                        [--device cpu|gpu|gpu:N] [--cap BYTES] [--json]\n"
+    "                        [--device cpu|gpu|gpu:N] [--cap BYTES] [--group mpi|nccl] [--json]\n"
     "\n"
     "Generates up to N tokens (default 64) after the prompt and streams the text to stdout; stops\n"
     "early at any of the checkpoint's end tokens. Without a tokenizer.json in DIR, give --tokens\n"
@@ -27,13 +27,15 @@ static const char generate_usage[] =
     "  --seed S        sampling seed (default 0); the same seed gives the same text\n"
     "  --device D      where the weights and compute live (default: the default device)\n"
     "  --cap BYTES     install a backing cap on the device first (e.g. 8G); exit 3 if it refuses\n"
+    "  --group G       under mpirun -np N: split the model tensor-parallel over the N ranks\n"
+    "                  (mpi, or nccl with one GPU a rank); rank 0 prints, the others are silent\n"
     "  --json          one JSON object on stdout at the end instead of streamed text\n"
     "  --help          this text\n"
     "\n"
     "stderr gets the prefill and decode speeds in tokens/s and the ledger's peak.\n";
 
 typedef struct {
-  const char *dir, *prompt, *tokens_text, *system;
+  const char *dir, *prompt, *tokens_text, *system, *group;
   uint64_t max_new, cap;
   bool chat, no_think, json;
   tsr_sampling sampling;
@@ -65,6 +67,9 @@ static int parse_value(generate_args *a, const char *flag, const char *value) {
     if (!cli_parse_device(value, &a->device)) return 1;
   } else if (strcmp(flag, "--cap") == 0) {
     if (!cli_parse_bytes(value, &a->cap)) return 1;
+  } else if (strcmp(flag, "--group") == 0) {
+    if (!cli_parse_group(value)) return 1;
+    a->group = value;
   } else {
     return -1;
   }
@@ -236,28 +241,36 @@ static tsr_status run_generation(tsr_model *m, const generate_args *a, generatio
   return st;
 }
 
-int cli_generate(int argc, char **argv) {
-  generate_args a;
-  int parsed = parse_args(argc, argv, &a);
-  if (parsed != 0) return parsed < 0 ? CLI_EXIT_OK : parsed;
+/* Loads the model (split over `group` when there is one) and generates. */
+static int generate_with(const generate_args *a, tsr_group *group) {
   tsr_model *m = NULL;
-  int code = cli_load_model("generate", a.dir, a.device, a.cap, &m);
+  int code = cli_load_model_in("generate", a->dir, a->device, a->cap, group, &m);
   if (code != CLI_EXIT_OK) return code;
-  if (a.prompt && !tsr_model_has_tokenizer(m)) { /* bad usage for this model: exit 2, not 1 */
+  if (a->prompt && !tsr_model_has_tokenizer(m)) { /* bad usage for this model: exit 2, not 1 */
     tsr_model_free(m);
     return cli_usage_error("generate", "%s has no tokenizer.json: give the prompt as --tokens",
-                           a.dir);
+                           a->dir);
   }
-  generation gen = {.model = m, .stream = !a.json, .as_text = tsr_model_has_tokenizer(m)};
+  generation gen = {.model = m, .stream = !a->json, .as_text = tsr_model_has_tokenizer(m)};
   generate_stats stats;
-  tsr_status st = run_generation(m, &a, &gen, &stats);
+  tsr_status st = run_generation(m, a, &gen, &stats);
   if (st == TSR_OK && gen.stream && gen.as_text) print_new_text(&gen, true);
   if (st == TSR_OK)
-    report_stats(&a, &gen, &stats);
+    report_stats(a, &gen, &stats);
   else
     code = cli_report_failure("generate", "generating", st);
   if (st == TSR_OK && gen.stream) putchar('\n');
   free(gen.tokens);
   tsr_model_free(m);
   return code;
+}
+
+int cli_generate(int argc, char **argv) {
+  generate_args a;
+  int parsed = parse_args(argc, argv, &a);
+  if (parsed != 0) return parsed < 0 ? CLI_EXIT_OK : parsed;
+  tsr_group *group = NULL;
+  int code = cli_group_join("generate", a.group, &group);
+  if (code == CLI_EXIT_OK) code = generate_with(&a, group);
+  return cli_group_leave("generate", group, code);
 }

@@ -2,10 +2,12 @@
 #include "model_cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 bool cli_parse_count(const char *text, uint64_t max, uint64_t *out) {
   if (!text || text[0] < '0' || text[0] > '9') return false;
@@ -80,13 +82,58 @@ double cli_now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int cli_load_model(const char *command, const char *dir, tsr_device device, uint64_t cap,
-                   tsr_model **out) {
+int cli_load_model_in(const char *command, const char *dir, tsr_device device, uint64_t cap,
+                      tsr_group *group, tsr_model **out) {
   tsr_model_options opt = tsr_model_default_options();
   opt.device = device;
   opt.backing_cap = cap;
-  opt.progress = true;
+  opt.group = group;
+  opt.progress = tsr_group_rank(group) <= 0; /* rank 0 (or no group) draws the bar */
   tsr_status st = tsr_model_load(out, dir, &opt);
   if (st != TSR_OK) return cli_report_failure(command, "loading the model", st);
   return CLI_EXIT_OK;
+}
+
+int cli_load_model(const char *command, const char *dir, tsr_device device, uint64_t cap,
+                   tsr_model **out) {
+  return cli_load_model_in(command, dir, device, cap, NULL, out);
+}
+
+bool cli_parse_group(const char *text) {
+  return strcmp(text, "mpi") == 0 || strcmp(text, "nccl") == 0;
+}
+
+/* The stderr a silenced rank had, kept for the one line that reports its failure. */
+static int saved_stderr = -1;
+
+/* Points stdout and stderr at /dev/null (stdout flushed first), keeping stderr in saved_stderr. */
+static void silence(void) {
+  fflush(stdout);
+  fflush(stderr);
+  int null = open("/dev/null", O_WRONLY);
+  if (null < 0) return;
+  saved_stderr = dup(STDERR_FILENO);
+  dup2(null, STDOUT_FILENO);
+  dup2(null, STDERR_FILENO);
+  close(null);
+}
+
+int cli_group_join(const char *command, const char *backend, tsr_group **out) {
+  *out = NULL;
+  if (!backend) return CLI_EXIT_OK;
+  tsr_status st = tsr_group_init(out, backend);
+  if (st != TSR_OK) return cli_report_failure(command, "joining the group", st);
+  if (tsr_group_rank(*out) != 0) silence();
+  return CLI_EXIT_OK;
+}
+
+int cli_group_leave(const char *command, tsr_group *g, int code) {
+  if (!g) return code;
+  int rank = tsr_group_rank(g), ranks = tsr_group_size(g);
+  if (code != CLI_EXIT_OK && saved_stderr >= 0)
+    dprintf(saved_stderr, "tessera %s: rank %d of %d failed (exit %d): %s\n", command, rank, ranks,
+            code, tsr_last_error());
+  tsr_group_free(g);
+  tsr_shutdown();
+  return code;
 }

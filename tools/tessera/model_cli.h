@@ -24,6 +24,20 @@ bool cli_parse_float(const char *text, float *out);
 int cli_load_model(const char *command, const char *dir, tsr_device device, uint64_t cap,
                    tsr_model **out);
 
+/* --group: "mpi" or "nccl" (false for anything else). */
+bool cli_parse_group(const char *text);
+/* Joins the tensor-parallel group `backend` ("mpi"/"nccl"; NULL: none, *out = NULL). Ranks other
+ * than 0 then write nothing: their stdout and stderr go to /dev/null (a failure is still
+ * reported, in one line, by cli_group_leave). On failure prints the error and returns its exit
+ * code (0 on success). */
+int cli_group_join(const char *command, const char *backend, tsr_group **out);
+/* Frees the group and shuts the library down (MPI is finalized), reporting on the original
+ * stderr a failure (`code` != 0) of a rank other than 0. Returns code. NULL group: returns code. */
+int cli_group_leave(const char *command, tsr_group *g, int code);
+/* cli_load_model with the model split over `group` (NULL: none). */
+int cli_load_model_in(const char *command, const char *dir, tsr_device device, uint64_t cap,
+                      tsr_group *group, tsr_model **out);
+
 /* Seconds on a monotonic clock. */
 double cli_now_s(void);
 
