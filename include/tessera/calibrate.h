@@ -71,10 +71,11 @@ TSR_API tsr_status tsr_model_calibration_new(tsr_model_calibration **out, tsr_mo
 TSR_API void tsr_model_calibration_free(tsr_model_calibration *c);
 
 /* Runs one prompt of n tokens through the model (one forward pass over all of them, a fresh KV
- * cache, the logits of every position, so that lm_head sees every token: n x vocab floats on the
- * device and on the host) and adds what every linear saw. TSR_ERR_INVALID for no tokens or one
- * outside the vocabulary; TSR_ERR_CAP or TSR_ERR_NOMEM when the device refuses memory (the message
- * names the bytes and what they were for); the statistics of a failed prompt are partial. */
+ * cache; lm_head's input is observed for every position, and its product, n x vocab logits that
+ * nothing needs, is not computed) and adds what every linear saw. TSR_ERR_INVALID for no tokens or
+ * one outside the vocabulary; TSR_ERR_CAP or TSR_ERR_NOMEM when the device refuses memory (the
+ * message names the bytes and what they were for); the statistics of a failed prompt are partial.
+ */
 TSR_API tsr_status tsr_model_calibration_run(tsr_model_calibration *c, const int32_t *tokens,
                                              size_t n);
 /* Prompts and tokens run so far. */

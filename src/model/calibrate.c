@@ -174,18 +174,12 @@ tsr_status tsr_model_calibration_run(tsr_model_calibration *c, const int32_t *to
   if (!c || !tokens || n == 0)
     return tsr_error_set(TSR_ERR_INVALID, "calibration_run: NULL argument or no tokens");
   tsr_model *m = c->model;
-  size_t vocab = (size_t)m->cfg.vocab_size;
-  float *logits = malloc(n * vocab * sizeof *logits);
-  if (!logits)
-    return tsr_error_set(TSR_ERR_NOMEM, "calibration_run: out of memory for %zu x %zu logits", n,
-                         vocab);
   glm_cache cache;
   tsr_status st = glm_cache_new(&cache, m, (int64_t)n);
-  if (st == TSR_OK) {
-    st = glm_forward(m, &cache, tokens, n, true, logits); /* every row: lm_head sees them all */
+  if (st == TSR_OK) { /* every row, no logits: lm_head's input is observed for all tokens */
+    st = glm_forward(m, &cache, tokens, n, true, NULL);
     glm_cache_free(&cache);
   }
-  free(logits);
   if (st == TSR_OK) {
     c->prompts++;
     c->tokens += n;

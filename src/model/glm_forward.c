@@ -75,6 +75,14 @@ static tsr_array *gather_vocabulary(glm_graph *g, const tsr_model *m, tsr_array 
   return g_reshape(g, g_transpose(g, all, token_first, 3), full, 2);
 }
 
+/* The head over x (rows x hidden), gathered across the ranks' vocabulary shards, into logits. */
+static void read_logits(glm_graph *g, tsr_model *m, tsr_array *x, size_t rows, float *logits) {
+  tsr_array *out = gather_vocabulary(g, m, layer_linear(g, &m->weights.lm_head, x));
+  if (!graph_ok(g)) return;
+  tsr_status st = tsr_array_read(out, logits, rows * (size_t)m->cfg.vocab_size * sizeof(float));
+  if (st != TSR_OK) graph_fail(g, st);
+}
+
 tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, size_t n,
                        bool all_positions, float *logits) {
   tsr_status st = check_tokens(m, tokens, n);
@@ -97,12 +105,10 @@ tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, si
     x = g_slice(&g, x, start, stop, 1);
   }
   x = g_rms_norm(&g, x, m->weights.final_norm, m->cfg.rms_norm_eps);
-  tsr_array *out = gather_vocabulary(&g, m, layer_linear(&g, &m->weights.lm_head, x));
-  size_t rows = all_positions ? n : 1;
-  if (graph_ok(&g)) {
-    st = tsr_array_read(out, logits, rows * (size_t)m->cfg.vocab_size * sizeof(float));
-    if (st != TSR_OK) graph_fail(&g, st);
-  }
+  if (logits)
+    read_logits(&g, m, x, all_positions ? n : 1, logits);
+  else /* a calibration's pass: the head's input is all it needs, not rows x vocab logits */
+    graph_observe(&g, m->weights.lm_head.weight, x);
   st = graph_end(&g);
   if (st == TSR_OK) cache->length += t;
   return st;

@@ -42,7 +42,8 @@ void glm_cache_free(glm_cache *cache);
 
 /* Runs `n` tokens at positions cache->length.. through the model, appending to the cache, and
  * writes float32 logits: for every position ([n, vocab]) when all_positions, else the last
- * ([vocab]). On failure the cache is left as it was (length unchanged). */
+ * ([vocab]). logits NULL: no head product at all, only its input handed to the observer (a
+ * calibration's pass). On failure the cache is left as it was (length unchanged). */
 tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, size_t n,
                        bool all_positions, float *logits);
 
