@@ -31,13 +31,9 @@ static inline char *tool_read_file(const char *path) {
   return text;
 }
 
-/* Runs TSR_TOOL_PATH with args (NULL-terminated), stdout and stderr captured in files in dir. */
-static inline tool_run run_tool_in(const char *dir, const char *const *args) {
-  const char *argv[24] = {TSR_TOOL_PATH};
-  int argc = 1;
-  for (int i = 0; args[i] && argc < 23; i++)
-    argv[argc++] = args[i];
-  argv[argc] = NULL;
+/* Runs argv[0] (a path) with argv (NULL-terminated), stdout and stderr captured in files in
+   dir. */
+static inline tool_run run_argv_in(const char *dir, const char *const *argv) {
   char out_path[300], err_path[300];
   snprintf(out_path, sizeof out_path, "%s/stdout", dir);
   snprintf(err_path, sizeof err_path, "%s/stderr", dir);
@@ -47,13 +43,23 @@ static inline tool_run run_tool_in(const char *dir, const char *const *args) {
     int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
-    execv(TSR_TOOL_PATH, (char *const *)argv);
+    execv(argv[0], (char *const *)argv);
     _exit(127);
   }
   int status = 0;
   CHECK(waitpid(pid, &status, 0) == pid);
   return (tool_run){WIFEXITED(status) ? WEXITSTATUS(status) : -1, tool_read_file(out_path),
                     tool_read_file(err_path)};
+}
+
+/* Runs TSR_TOOL_PATH with args (NULL-terminated), stdout and stderr captured in files in dir. */
+static inline tool_run run_tool_in(const char *dir, const char *const *args) {
+  const char *argv[24] = {TSR_TOOL_PATH};
+  int argc = 1;
+  for (int i = 0; args[i] && argc < 23; i++)
+    argv[argc++] = args[i];
+  argv[argc] = NULL;
+  return run_argv_in(dir, argv);
 }
 
 static inline void tool_run_free(tool_run *run) {

@@ -29,22 +29,7 @@ static tool_run run_ranks(int ranks, const char *const *args) {
   for (int i = 0; args[i] && argc < 31; i++)
     argv[argc++] = args[i];
   argv[argc] = NULL;
-  char out_path[300], err_path[300];
-  snprintf(out_path, sizeof out_path, "%s/stdout", tmp_dir);
-  snprintf(err_path, sizeof err_path, "%s/stderr", tmp_dir);
-  pid_t pid = fork();
-  CHECK(pid >= 0);
-  if (pid == 0) {
-    int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) _exit(126);
-    execv(TSR_MPIEXEC, (char *const *)argv);
-    _exit(127);
-  }
-  int status = 0;
-  CHECK(waitpid(pid, &status, 0) == pid);
-  return (tool_run){WIFEXITED(status) ? WEXITSTATUS(status) : -1, tool_read_file(out_path),
-                    tool_read_file(err_path)};
+  return run_argv_in(tmp_dir, argv);
 }
 
 static void expect_exit(const tool_run *run, int code, const char *what) {
