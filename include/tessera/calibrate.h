@@ -26,6 +26,11 @@
  * absolute maximum is exact. Memory on the host: a few tens of KiB per linear, whatever the number
  * of tokens.
  *
+ * A model loaded with a tensor-parallel group (tsr_model_options.group) calibrates too when it is
+ * dense: every rank calls each function, and every rank then holds the whole model's statistics
+ * (the ranks' shares combined after each prompt). A split MoE model is TSR_ERR_UNSUPPORTED at
+ * tsr_model_calibration_new, a split model's recipe at tsr_model_calibration_recipe.
+ *
  * Threads: a calibration belongs to one thread at a time, and while it lives its model must not
  * be used by other threads (the observer is installed on the model). Every call blocks. */
 #ifndef TESSERA_CALIBRATE_H

@@ -36,15 +36,16 @@ static tsr_status add_mlp(tsr_model_calibration *c, const glm_mlp *mlp, int64_t 
                           const char *prefix) {
   static const char *const split[3] = {"gate_proj", "up_proj", "down_proj"};
   const glm_linear *parts[3] = {&mlp->gate, &mlp->up, &mlp->down};
-  if (mlp->fused) {
-    parts[0] = &mlp->gate_up;
-    parts[1] = NULL;
-  }
+  /* glm4's checkpoint module is the fused gate_up; a split model holds it as this rank's gate and
+     up rows, which read the same input: the gate stands for the module, the up is not observed. */
+  bool fused = mlp->fused || c->model->cfg.kind != GLM_MOE;
+  if (mlp->fused) parts[0] = &mlp->gate_up;
+  if (fused) parts[1] = NULL;
   char name[160];
   tsr_status st = TSR_OK;
   for (int i = 0; i < 3 && st == TSR_OK; i++) {
     if (!parts[i]) continue;
-    snprintf(name, sizeof name, "%s.%s", prefix, mlp->fused && i == 0 ? "gate_up_proj" : split[i]);
+    snprintf(name, sizeof name, "%s.%s", prefix, fused && i == 0 ? "gate_up_proj" : split[i]);
     st = add_linear(c, parts[i], layer, name);
   }
   return st;
@@ -119,7 +120,7 @@ static tsr_status observe(void *ctx, const tsr_array *weight, tsr_array *x) {
                          lin->name, count, (long long)in);
   tsr_status st = read_input(c, x, count);
   if (st != TSR_OK) return st;
-  cal_histogram_add(&lin->hist, c->scratch, count);
+  cal_histogram_add(lin->local ? lin->local : &lin->hist, c->scratch, count);
   size_t rows = count / (size_t)in;
   for (size_t r = 0; r < rows; r++)
     for (int64_t j = 0; j < in; j++) {
@@ -139,14 +140,11 @@ tsr_status tsr_model_calibration_new(tsr_model_calibration **out, tsr_model *m) 
   if (!out || !m) return tsr_error_set(TSR_ERR_INVALID, "calibration_new: NULL argument");
   if (m->linear_observer)
     return tsr_error_set(TSR_ERR_STATE, "calibration_new: the model already has a calibration");
-  if (m->group) /* each rank would see only its shard's weights and its part of some inputs */
-    return tsr_error_set(TSR_ERR_UNSUPPORTED,
-                         "calibration_new: the model is split over a group (tensor parallel); "
-                         "calibrate a model loaded without one");
   tsr_model_calibration *c = calloc(1, sizeof *c);
   if (!c) return tsr_error_set(TSR_ERR_NOMEM, "calibration_new: out of memory");
   c->model = m;
   tsr_status st = build_table(c);
+  if (st == TSR_OK) st = cal_group_prepare(c); /* a split model's whole shapes */
   if (st != TSR_OK) {
     tsr_model_calibration_free(c);
     return st;
@@ -163,8 +161,10 @@ void tsr_model_calibration_free(tsr_model_calibration *c) {
     c->model->linear_observer = NULL;
     c->model->observer_ctx = NULL;
   }
-  for (size_t i = 0; i < c->n; i++)
+  for (size_t i = 0; i < c->n; i++) {
     free(c->linears[i].channel_squares);
+    free(c->linears[i].local);
+  }
   free(c->linears);
   free(c->scratch);
   free(c);
@@ -180,6 +180,7 @@ tsr_status tsr_model_calibration_run(tsr_model_calibration *c, const int32_t *to
     st = glm_forward(m, &cache, tokens, n, true, NULL);
     glm_cache_free(&cache);
   }
+  if (st == TSR_OK) st = cal_group_combine(c); /* a split model's ranks made whole */
   if (st == TSR_OK) {
     c->prompts++;
     c->tokens += n;
@@ -210,10 +211,10 @@ tsr_status tsr_model_calibration_linear(const tsr_model_calibration *c, size_t i
   *out = (tsr_calibration_linear){
       .name = lin->name,
       .layer = lin->layer,
-      .in_features = weights->in_features,
-      .out_features = weights->out_features,
+      .in_features = lin->in_features,
+      .out_features = lin->out_features,
       .experts = lin->experts,
-      .parameters = (uint64_t)(matrices * weights->out_features * weights->in_features),
+      .parameters = (uint64_t)(matrices * lin->out_features * lin->in_features),
       .bits = weights->quant.quantized ? weights->quant.bits : 0,
       .values = lin->hist.values,
       .absmax = lin->hist.absmax,

@@ -28,8 +28,11 @@ typedef struct {
   char name[160];
   const glm_linear *linear;
   int64_t layer, experts;
-  cal_histogram hist;
-  double *channel_squares; /* [in_features]: sum of x_j^2 over every row observed */
+  cal_histogram hist;                /* of the whole input (combined over the ranks when split) */
+  cal_histogram *local;              /* under a group, a linear whose input is split over the ranks
+                                        (o_proj, down_proj): this rank's part, summed into hist; else NULL */
+  int64_t in_features, out_features; /* the whole layer's, not this rank's shard */
+  double *channel_squares; /* [this rank's in_features]: sum of x_j^2 over every row observed */
   uint64_t rows;
   uint64_t peak_in_use;
   double error_4bit, error_8bit;
@@ -47,7 +50,13 @@ struct tsr_model_calibration {
 };
 
 /* The estimated output errors of `lin` at 4 and 8 bits (calibrate.h's recipe), computed on the
- * model's device a weight (an expert) at a time. */
+ * model's device a weight (an expert) at a time (this rank's shard of it under a group). */
 tsr_status cal_linear_errors(tsr_model_calibration *c, cal_linear *lin);
+
+/* Under a tensor-parallel group (calibrate_group.c; no-ops without one): each linear's whole
+ * shape and whether its input is split (TSR_ERR_UNSUPPORTED for an MoE model); after a prompt,
+ * the split inputs' histograms summed over the ranks and every maximum taken over them. */
+tsr_status cal_group_prepare(tsr_model_calibration *c);
+tsr_status cal_group_combine(tsr_model_calibration *c);
 
 #endif

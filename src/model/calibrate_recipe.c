@@ -125,13 +125,14 @@ tsr_status cal_linear_errors(tsr_model_calibration *c, cal_linear *lin) {
   return st;
 }
 
+/* The whole layer's (every rank's shard together under a group). */
 static uint64_t parameters_of(const cal_linear *lin) {
   int64_t matrices = lin->experts ? lin->experts : 1;
-  return (uint64_t)(matrices * lin->linear->out_features * lin->linear->in_features);
+  return (uint64_t)(matrices * lin->out_features * lin->in_features);
 }
 
 static bool quantizable(const cal_linear *lin) {
-  return lin->linear->in_features % RECIPE_GROUP == 0;
+  return lin->in_features % RECIPE_GROUP == 0;
 }
 
 /* Error removed per extra bit spent by going from 4 to 8 bits. */
@@ -224,6 +225,11 @@ tsr_status tsr_model_calibration_recipe(tsr_model_calibration *c, double bits_pe
                          TSR_RECIPE_MAX_BITS_PER_WEIGHT);
   if (c->prompts == 0)
     return tsr_error_set(TSR_ERR_INVALID, "calibration_recipe: no prompt has run yet");
+  if (c->model->group && c->model->shard.ranks > 1)
+    return tsr_error_set(TSR_ERR_UNSUPPORTED,
+                         "calibration_recipe: the model is split over %d ranks; a recipe is "
+                         "weighed on a model loaded without a group",
+                         c->model->shard.ranks);
   tsr_status st = weigh_all(c);
   if (st == TSR_OK) st = choose_bits(c, bits_per_weight);
   if (st == TSR_OK) st = render_block(c, json);

@@ -106,6 +106,35 @@ static const char *demo_model(void) {
   return dir;
 }
 
+/* calibrate --group: rank 0 alone prints the report, with every linear the single process
+   reports (the statistics themselves are compared in test_mpi_calibrate); --bits-budget with
+   --group is bad usage. */
+static void check_calibrate(int ranks) {
+  const char *const alone_args[] = {
+      "calibrate", "-m", GLM_DATA "/dense/hf", "--cap", "1G", "--tokens", TOKENS, "--json", NULL};
+  const char *const args[] = {"calibrate", "-m",     GLM_DATA "/dense/hf",
+                              "--cap",     "1G",     "--tokens",
+                              TOKENS,      "--json", "--group",
+                              "mpi",       NULL};
+  tool_run alone = run_ranks(0, alone_args), split = run_ranks(ranks, args);
+  expect_exit(&alone, 0, "calibrate alone");
+  expect_exit(&split, 0, "calibrate --group mpi");
+  int linears = count_of(alone.out, "\"name\"");
+  CHECK(linears > 0);
+  CHECK_EQ_INT(count_of(split.out, "\"name\""), linears);
+  CHECK_EQ_INT(count_of(split.out, "gate_up_proj"), count_of(alone.out, "gate_up_proj"));
+  const char *const budget_args[] = {"calibrate", "-m",   GLM_DATA "/dense/hf", "--cap", "1G",
+                                     "--tokens",  TOKENS, "--bits-budget",      "6",     "--group",
+                                     "mpi",       NULL};
+  tool_run budget = run_ranks(ranks, budget_args);
+  expect_exit(&budget, 2, "calibrate --bits-budget --group");
+  CHECK(strstr(budget.err, "--bits-budget") != NULL);
+  printf("  calibrate %d ranks: rank 0 reports the %d linears\n", ranks, linears);
+  tool_run_free(&alone);
+  tool_run_free(&split);
+  tool_run_free(&budget);
+}
+
 static void check_refused(int ranks) {
   const char *const args[] = {
       "generate", "-m", GLM_DATA "/moe/mlx-q4g64", "--tokens", "5", "--group", "mpi", NULL};
@@ -126,6 +155,7 @@ int main(void) {
     check_generate(demo, rank_counts[i]);
     check_logits(demo, 355, rank_counts[i]);
     check_refused(rank_counts[i]);
+    check_calibrate(rank_counts[i]);
   }
   char path[600];
   static const char *const files[] = {"stdout", "stderr", "alone.npy", "split.npy"};

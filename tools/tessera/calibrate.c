@@ -11,6 +11,7 @@
 static const char calibrate_usage[] =
     "usage: tessera calibrate -m DIR --cap BYTES (-p TEXT | --tokens 1,2,3)... [--json]\n"
     "                         [--bits-budget B [--recipe OUT.json]] [--device cpu|gpu|gpu:N]\n"
+    "                         [--group mpi|nccl]\n"
     "\n"
     "Installs a backing cap on the device before anything is loaded, runs each prompt through\n"
     "the model (one forward pass over all its tokens) and reports, for every linear layer, the\n"
@@ -28,6 +29,8 @@ static const char calibrate_usage[] =
     "  --recipe OUT      write that proposal, a config.json `quantization` block, to OUT for\n"
     "                    `tessera convert --recipe OUT` (with --bits-budget)\n"
     "  --device D        where the weights and compute live (default: the default device)\n"
+    "  --group G         under mpirun -np N: split the model tensor-parallel over the N ranks\n"
+    "                    (dense models; rank 0 reports; no --bits-budget)\n"
     "  --json            one JSON object on stdout instead of the table\n"
     "  --help            this text\n"
     "\n"
@@ -62,6 +65,9 @@ static int parse_value(calibrate_args *a, const char *flag, const char *value) {
                              "bits, to %g, every one at 8)",
                              value, TSR_RECIPE_MIN_BITS_PER_WEIGHT, TSR_RECIPE_MAX_BITS_PER_WEIGHT);
     a->bits_budget = (double)budget;
+  } else if (strcmp(flag, "--group") == 0) {
+    if (!cli_parse_group(value)) return cli_usage_error("calibrate", "bad group '%s'", value);
+    a->group = value;
   } else if (strcmp(flag, "--device") == 0) {
     if (!cli_parse_device(value, &a->device))
       return cli_usage_error("calibrate", "bad --device '%s'", value);
@@ -79,6 +85,9 @@ static int check_args(const calibrate_args *a) {
     return cli_usage_error("calibrate", "give at least one prompt (-p TEXT or --tokens IDS)");
   if (a->recipe_path && a->bits_budget == 0)
     return cli_usage_error("calibrate", "--recipe needs --bits-budget");
+  if (a->group && a->bits_budget > 0)
+    return cli_usage_error("calibrate",
+                           "--bits-budget weighs a model loaded whole: give it without --group");
   for (size_t i = 0; i < a->n_ids; i++) {
     int32_t *ids = NULL;
     size_t n = 0;
@@ -195,20 +204,19 @@ int cli_calibrate(int argc, char **argv) {
   if (parsed != 0) return parsed < 0 ? CLI_EXIT_OK : parsed;
   double start = cli_now_s();
   tsr_model *m = NULL;
-  int code = cli_load_model("calibrate", a.dir, a.device, a.cap, &m);
+  tsr_group *group = NULL;
+  int code = cli_group_join("calibrate", a.group, &group);
+  if (code == CLI_EXIT_OK) code = cli_load_model_in("calibrate", a.dir, a.device, a.cap, group, &m);
   if (code == CLI_EXIT_CAP) report_cap_need(a.cap, "loading the weights");
-  if (code != CLI_EXIT_OK) return code;
-  if (a.n_texts > 0 && !tsr_model_has_tokenizer(m)) {
-    tsr_model_free(m);
-    return cli_usage_error("calibrate", "%s has no tokenizer.json: give prompts as --tokens",
-                           a.dir);
-  }
+  if (code == CLI_EXIT_OK && a.n_texts > 0 && !tsr_model_has_tokenizer(m))
+    code =
+        cli_usage_error("calibrate", "%s has no tokenizer.json: give prompts as --tokens", a.dir);
   calibrate_result r = {0};
-  code = calibrate(m, &a, &r);
+  if (code == CLI_EXIT_OK) code = calibrate(m, &a, &r);
   r.seconds = cli_now_s() - start;
-  if (code == CLI_EXIT_OK) calibrate_print(&a, &r);
+  if (code == CLI_EXIT_OK && tsr_group_rank(group) <= 0) calibrate_print(&a, &r);
   free(r.recipe);
   tsr_model_calibration_free(r.calibration);
   tsr_model_free(m);
-  return code;
+  return cli_group_leave("calibrate", group, code);
 }

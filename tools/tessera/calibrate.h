@@ -17,6 +17,7 @@ typedef struct {
   double bits_budget; /* 0: no recipe */
   bool json;
   tsr_device device;
+  const char *group; /* --group mpi|nccl under mpirun, or NULL */
 } calibrate_args;
 
 typedef struct {
