@@ -425,11 +425,15 @@ static int measure(const options *o) {
   b.logits = checked_malloc((size_t)b.vocab * sizeof *b.logits);
   collect_spans(&b, o->measure_dir);
   if (o->gpu && tsr_device_count(TSR_GPU) < 1) die("--device gpu: no usable GPU", TSR_ERR_DEVICE);
-  if (o->gpu && !gpu_roof_start(b.weight_bytes)) die("gpu roof: cudaMalloc", TSR_ERR_NOMEM);
-  if (!o->gpu) roof_start(b.spans, b.n_spans);
+  if (!o->gpu)
+    roof_start(b.spans, b.n_spans);
+  else if (!gpu_roof_start(b.weight_bytes))
+    die("gpu roof: cudaMalloc", TSR_ERR_NOMEM);
   measure_contexts(&b, &r);
-  if (o->gpu) gpu_roof_stop();
-  if (!o->gpu) roof_stop();
+  if (o->gpu)
+    gpu_roof_stop();
+  else
+    roof_stop();
   for (size_t i = 0; i < b.n_spans; i++)
     tsr_array_release(b.held[i]);
   free(b.held);

@@ -26,6 +26,8 @@ static double cpu_seconds(void) {
 #define LOOP __attribute__((target("avx512f"), noinline)) static float
 
 /* Each loop returns the sum of its accumulators, so that nothing is optimized away. */
+#define ZERO4 \
+  { _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps() }
 #define SUM4(a) \
   _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a[0], a[1]), _mm512_add_ps(a[2], a[3])))
 
@@ -33,8 +35,7 @@ static double cpu_seconds(void) {
    once by a float32 x. */
 LOOP fma_only(const float *x, const unsigned char *codes, long reps) {
   (void)codes;
-  __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                 _mm512_setzero_ps()};
+  __m512 a[4] = ZERO4;
   __m512 w = _mm512_set1_ps(1.0f);
   for (long r = 0; r < reps; r++)
     for (int i = 0; i < CODES; i += 64)
@@ -47,8 +48,7 @@ LOOP fma_only(const float *x, const unsigned char *codes, long reps) {
 /* The 4-bit byte path (affine 4-bit, mxfp4): 16 bytes widened to lanes (vpmovzxbd), each nibble
    through a 16-entry table (vpermps), FMA. */
 LOOP bytes4(const float *x, const unsigned char *codes, long reps) {
-  __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                 _mm512_setzero_ps()};
+  __m512 a[4] = ZERO4;
   __m512 table = _mm512_set1_ps(0.5f);
   for (long r = 0; r < reps; r++)
     for (int i = 0; i < CODES; i += 64)
@@ -66,8 +66,7 @@ LOOP bytes4(const float *x, const unsigned char *codes, long reps) {
 /* nvfp4 before Step 4b's second session: the byte path with two groups per 16 bytes, values
    through the constant table times a vector of the two groups' scales. */
 LOOP nvfp4_bytes(const float *x, const unsigned char *codes, long reps) {
-  __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                 _mm512_setzero_ps()};
+  __m512 a[4] = ZERO4;
   __m512 table = _mm512_set1_ps(0.5f);
   for (long r = 0; r < reps; r++)
 #pragma GCC unroll 2
@@ -88,8 +87,7 @@ LOOP nvfp4_bytes(const float *x, const unsigned char *codes, long reps) {
 /* nvfp4 now: 64 bytes as 32-bit words (no widening), each nibble through the table times the
    lanes' scales (one permute per 128 codes spreads them), FMA. */
 LOOP nvfp4_words(const float *x, const unsigned char *codes, long reps) {
-  __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                 _mm512_setzero_ps()};
+  __m512 a[4] = ZERO4;
   __m512 table = _mm512_set1_ps(0.5f), scales = _mm512_loadu_ps(x);
   for (long r = 0; r < reps; r++)
     for (int i = 0; i < CODES; i += 128) {
@@ -106,8 +104,7 @@ LOOP nvfp4_words(const float *x, const unsigned char *codes, long reps) {
 
 /* Affine 8-bit: widen, convert, scale, FMA. */
 LOOP bytes8(const float *x, const unsigned char *codes, long reps) {
-  __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                 _mm512_setzero_ps()};
+  __m512 a[4] = ZERO4;
   __m512 scale = _mm512_set1_ps(0.5f);
   for (long r = 0; r < reps; r++)
     for (int i = 0; i < CODES; i += 64)
@@ -122,8 +119,7 @@ LOOP bytes8(const float *x, const unsigned char *codes, long reps) {
 
 /* mxfp8 before: E4M3 by float32 bit arithmetic (normal, subnormal, NaN and sign handled apart). */
 LOOP mxfp8_bits(const float *x, const unsigned char *codes, long reps) {
-  __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                 _mm512_setzero_ps()};
+  __m512 a[4] = ZERO4;
   __m512 scale = _mm512_set1_ps(0.5f);
   for (long r = 0; r < reps; r++)
     for (int i = 0; i < CODES; i += 64)
@@ -148,8 +144,7 @@ LOOP mxfp8_bits(const float *x, const unsigned char *codes, long reps) {
 
 /* mxfp8 now: E4M3 through float16 (sign-extend, shift, mask, vcvtph2ps). */
 LOOP mxfp8_half(const float *x, const unsigned char *codes, long reps) {
-  __m512 a[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                 _mm512_setzero_ps()};
+  __m512 a[4] = ZERO4;
   __m512 scale = _mm512_set1_ps(0.5f);
   for (long r = 0; r < reps; r++)
     for (int i = 0; i < CODES; i += 64)

@@ -236,10 +236,6 @@ static bool dequantized_fits(const tsri_op *op, const tsri_qmm_params *p,
          dequantized_exact(p, o, op->out.dtype) && g->x_matrices * g->m >= min_rows;
 }
 
-static void release_buffer(void *buffer) {
-  tsri_buffer_release(buffer);
-}
-
 /* Scratch for w dequantized ([N, K] of the output's dtype), or NULL when the product does not
    take that path or the bytes are not to be had (a cap: then the kernels that need none run). */
 static tsri_buffer *dequantized_scratch(const tsri_op *op, const tsri_qmm_params *p,
@@ -276,7 +272,7 @@ static tsr_status launch_dequantized(const tsri_op *op, const tsri_qmm_params *p
   status = tsri_cuda_dequantize(&dq);
   if (status == TSR_OK)
     status = tsri_cuda_matmul_nt(op, g->x_matrices * g->m, g->n, g->k, r->x.data, w->data);
-  op->stream->iface->after_current(op->stream, release_buffer, w);
+  tsri_cuda_scratch_done(op, w);
   return status;
 }
 

@@ -26,7 +26,7 @@ typedef struct {
 
 /* Mirrors struct tsr_dequantize_args in dequantize_any.cuh. */
 typedef struct {
-  int64_t size, k, words, groups;
+  int64_t size;
   float global_factor;
   int has_global_scale;
 } dequantize_args;
@@ -62,18 +62,14 @@ static tsr_status cuda_quantize(const tsri_op *op) {
   return status;
 }
 
-/* One thread per output element; w_q, scales and biases gathered packed when strided. */
+/* A chunk of a group per thread; w_q, scales and biases gathered packed when strided. */
 tsr_status tsri_cuda_dequantize(const tsri_op *op) {
   if (op->out.size == 0) return TSR_OK;
   const tsri_dequantize_params *p = TSRI_PARAMS(op, tsri_dequantize_params);
   const tsri_view *w_q = &op->in[0], *scales = &op->in[1];
   const tsri_view *biases = op->ninputs > 2 ? &op->in[2] : NULL;
-  dequantize_args a = {.size = op->out.size,
-                       .k = op->out.shape[op->out.ndim - 1],
-                       .words = w_q->shape[w_q->ndim - 1],
-                       .groups = scales->shape[scales->ndim - 1],
-                       .global_factor = 1.0f,
-                       .has_global_scale = p->has_global_scale};
+  dequantize_args a = {
+      .size = op->out.size, .global_factor = 1.0f, .has_global_scale = p->has_global_scale};
   /* float32(g / 2688), as cpu/quant.c's group_scale computes it. */
   if (p->has_global_scale) a.global_factor = p->global_scale / TSRI_QF_NVFP4_SCALE_NUMERATOR;
   tsri_cuda_packed packed_w = {0}, packed_scales = {0}, packed_biases = {0};

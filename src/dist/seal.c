@@ -69,13 +69,8 @@ static tsr_status exchange(tsr_group *g, const char *what, tsri_seal_call *mine,
     tsri_group_break(g, reason);
     return tsri_error(TSR_ERR_DIST, "%s", reason);
   }
-  if (status != TSR_OK) { /* the transport failed under us: nothing can be trusted after it */
-    char tag[32], reason[TSR_ERROR_MAX];
-    snprintf(reason, sizeof reason, "%s %s: %s; the group is now broken", tsri_group_tag(g, tag),
-             what, tsr_last_error());
-    tsri_group_break(g, reason);
-    return tsri_error(status, "%s", reason);
-  }
+  if (status != TSR_OK) /* the transport failed under us: nothing can be trusted after it */
+    return tsri_group_move_failed(g, what, status);
   status = compare(g, what, all);
   if (status != TSR_OK) tsri_log(TSRI_LOG_WARN, "%s", tsr_last_error());
   return status;

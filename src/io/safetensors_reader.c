@@ -243,7 +243,13 @@ static tsr_status slice_geometry_of(const tsri_st_tensor *t, int axis, int64_t s
   return TSR_OK;
 }
 
-/* The slice's pieces gathered into one host buffer, then copied into an array on d. */
+/* The deleter of a gathered slice handed to a CPU array. */
+static void free_gathered(void *buf) {
+  free(buf);
+}
+
+/* The slice's pieces gathered into one host buffer: the CPU array's own (no second copy), or
+   copied into an array on another device. */
 static tsr_status gather_slice(tsr_array **out, const tsri_st_tensor *t, const slice_geometry *g,
                                tsr_device d) {
   uint64_t total = g->outer * g->slice_bytes;
@@ -254,6 +260,12 @@ static tsr_status gather_slice(tsr_array **out, const tsri_st_tensor *t, const s
   const unsigned char *base = t->file->map + t->begin + g->skip_bytes;
   for (uint64_t o = 0; o < g->outer; o++)
     memcpy(buf + o * g->slice_bytes, base + o * g->row_bytes, g->slice_bytes);
+  if (d.type == TSR_CPU) {
+    tsr_status status = tsr_array_from_external(out, buf, t->dtype->dtype, g->shape, t->ndim, d,
+                                                free_gathered, buf);
+    if (status != TSR_OK) free(buf); /* a failed wrap never runs the deleter */
+    return status;
+  }
   tsr_status status = tsr_array_from_data_on(out, buf, t->dtype->dtype, g->shape, t->ndim, d);
   free(buf);
   return status;

@@ -16,10 +16,6 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-static int ranks_of(const tsr_model_calibration *c) {
-  return c->model->group ? c->model->shard.ranks : 1;
-}
-
 /* The whole layer's shape from the config, and whether its input is split. */
 static void whole_shape(const tsr_model_calibration *c, cal_linear *lin, bool *split_input) {
   const glm_config *cfg = &c->model->cfg;
@@ -52,7 +48,7 @@ tsr_status cal_group_prepare(tsr_model_calibration *c) {
     c->linears[i].in_features = c->linears[i].linear->in_features;
     c->linears[i].out_features = c->linears[i].linear->out_features;
   }
-  if (ranks_of(c) == 1) return TSR_OK;
+  if (c->model->shard.ranks == 1) return TSR_OK;
   const glm_weights *w = &c->model->weights;
   for (int64_t i = 0; i < w->n_layers; i++)
     if (w->layers[i].is_moe)
@@ -83,7 +79,7 @@ static tsr_status sum_host(const tsr_model_calibration *c, const void *send, voi
 
 /* out[i] = the largest of the ranks' values[i] (n uint64 each). */
 static tsr_status max_host(const tsr_model_calibration *c, uint64_t *values, size_t n) {
-  int ranks = ranks_of(c);
+  int ranks = c->model->shard.ranks;
   int64_t shape[1] = {(int64_t)n};
   tsr_array *mine = NULL, *all = NULL;
   uint64_t *gathered = malloc((size_t)ranks * n * sizeof *gathered);
@@ -146,7 +142,7 @@ static tsr_status take_maxima(tsr_model_calibration *c) {
 }
 
 tsr_status cal_group_combine(tsr_model_calibration *c) {
-  if (ranks_of(c) == 1) return TSR_OK;
+  if (c->model->shard.ranks == 1) return TSR_OK;
   tsr_status st = sum_histograms(c);
   return st == TSR_OK ? take_maxima(c) : st;
 }

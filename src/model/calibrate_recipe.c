@@ -225,7 +225,7 @@ tsr_status tsr_model_calibration_recipe(tsr_model_calibration *c, double bits_pe
                          TSR_RECIPE_MAX_BITS_PER_WEIGHT);
   if (c->prompts == 0)
     return tsr_error_set(TSR_ERR_INVALID, "calibration_recipe: no prompt has run yet");
-  if (c->model->group && c->model->shard.ranks > 1)
+  if (c->model->shard.ranks > 1)
     return tsr_error_set(TSR_ERR_UNSUPPORTED,
                          "calibration_recipe: the model is split over %d ranks; a recipe is "
                          "weighed on a model loaded without a group",

@@ -312,12 +312,7 @@ static tsr_status emit(converter *c, const tsr_tensor_info *info, const tensor_k
 
 tsr_status conv_tensors(converter *c) {
   size_t count = tsr_safetensors_count(c->in);
-  uint64_t total = 0;
-  for (size_t i = 0; i < count; i++) {
-    tsr_tensor_info info;
-    if (tsr_safetensors_info(c->in, i, &info) == TSR_OK) total += info.nbytes;
-  }
-  progress_begin(&c->bar, "converting", c->bar.on, total);
+  progress_begin(&c->bar, "converting", c->bar.on, progress_checkpoint_bytes(c->in));
   tsr_status st = TSR_OK;
   for (size_t i = 0; i < count && st == TSR_OK; i++) {
     tsr_tensor_info info;

@@ -41,8 +41,6 @@ tsr_status glm_shard_plan(glm_shard *s, const glm_config *cfg, int rank, int ran
   if (st != TSR_OK) return st;
   if (has_dense_layers(cfg) && cfg->intermediate_size % ranks != 0)
     return indivisible("intermediate_size", cfg->intermediate_size, ranks);
-  s->mlp_width = cfg->intermediate_size / ranks;
-  s->first_mlp = rank * s->mlp_width;
   if (cfg->kind == GLM_MOE) {
     if (cfg->n_routed_experts % ranks != 0)
       return indivisible("n_routed_experts", cfg->n_routed_experts, ranks);

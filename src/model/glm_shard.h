@@ -25,7 +25,6 @@ typedef struct {
   int rank, ranks;                 /* 0 and 1 without tensor parallelism */
   int64_t heads, first_head;       /* query heads held */
   int64_t kv_heads, first_kv_head; /* key/value heads held */
-  int64_t mlp_width, first_mlp;    /* intermediate columns of the dense MLP layers held */
   int64_t experts, first_expert;   /* routed experts held */
   int64_t vocab_rows, first_vocab; /* lm_head rows held */
   bool vocab_split;                /* lm_head sharded (the logits gathered), not replicated */

@@ -3,18 +3,13 @@
 #include "model/glm_loader.h"
 
 void loader_progress_begin(glm_loader *ld) {
-  uint64_t total = 0;
-  size_t count = tsr_safetensors_count(ld->ckpt);
-  for (size_t i = 0; i < count; i++) {
-    tsr_tensor_info info;
-    if (tsr_safetensors_info(ld->ckpt, i, &info) == TSR_OK) total += info.nbytes;
-  }
+  uint64_t total = progress_checkpoint_bytes(ld->ckpt);
   ld->done_bytes = 0;
   /* A tensor-parallel rank loads about 1/N of the bytes (a little more: the embedding and the
      norms are replicated); the bar ends at what was loaded, so the estimate only sets its pace. */
-  int ranks = ld->shard ? ld->shard->ranks : 1;
+  int ranks = ld->shard->ranks;
   progress_begin(&ld->bar, ranks > 1 ? "loading this rank's shard" : "loading", ld->progress,
-                 total / (uint64_t)(ranks > 1 ? ranks : 1));
+                 total / (uint64_t)ranks);
 }
 
 void loader_progress_tick(glm_loader *ld, uint64_t bytes) {

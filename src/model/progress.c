@@ -31,6 +31,16 @@ static void draw(progress_bar *bar, double t) {
   bar->last_draw_s = t;
 }
 
+uint64_t progress_checkpoint_bytes(tsr_safetensors *ckpt) {
+  uint64_t total = 0;
+  size_t count = tsr_safetensors_count(ckpt);
+  for (size_t i = 0; i < count; i++) {
+    tsr_tensor_info info;
+    if (tsr_safetensors_info(ckpt, i, &info) == TSR_OK) total += info.nbytes;
+  }
+  return total;
+}
+
 void progress_begin(progress_bar *bar, const char *label, bool wanted, uint64_t total_bytes) {
   *bar = (progress_bar){.label = label,
                         .on = wanted && isatty(STDERR_FILENO),

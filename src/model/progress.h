@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <tessera/safetensors.h>
+
 typedef struct {
   const char *label; /* "loading", "converting" */
   bool on;           /* asked for and stderr is a terminal */
@@ -16,6 +18,8 @@ typedef struct {
   double start_s, last_draw_s;
 } progress_bar;
 
+/* The bytes of every tensor in a checkpoint: what a bar over reading it all counts. */
+uint64_t progress_checkpoint_bytes(tsr_safetensors *ckpt);
 /* Starts a bar over `total_bytes`; it draws only when `wanted` and stderr is a terminal. */
 void progress_begin(progress_bar *bar, const char *label, bool wanted, uint64_t total_bytes);
 /* One more tensor of `bytes` done. */

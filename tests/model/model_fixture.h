@@ -103,6 +103,17 @@ static inline void fx_remove_tree(const char *dir) {
 
 /* ---- config.json through cJSON -------------------------------------------------------------- */
 
+/* The float32 logits [t, vocab] of `tokens` through the checkpoint at `dir` (free() them). */
+static inline float *fx_logits(const char *dir, const int32_t *tokens, size_t t, size_t vocab) {
+  tsr_model *m = NULL;
+  CHECK_OK(tsr_model_load(&m, dir, NULL));
+  float *out = malloc(t * vocab * sizeof *out);
+  CHECK(out != NULL);
+  CHECK_OK(tsr_model_logits(m, tokens, t, out, t * vocab));
+  tsr_model_free(m);
+  return out;
+}
+
 static inline cJSON *fx_config_read(const char *dir) {
   char *text = fx_read_file(fx_path(dir, "config.json"), NULL);
   cJSON *root = cJSON_Parse(text);

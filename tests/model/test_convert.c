@@ -31,14 +31,9 @@ static const mlx_case mlx_cases[] = {
     {"moe_g2", "mlx-q4g64", TSR_QUANT_AFFINE, 0, 0, 0},
 };
 
+/* The logits [T, V] of the golden tokens through the checkpoint at `dir`. */
 static float *logits_of(const char *dir) {
-  tsr_model *m = NULL;
-  CHECK_OK(tsr_model_load(&m, dir, NULL));
-  float *out = malloc(T * V * sizeof *out);
-  CHECK(out != NULL);
-  CHECK_OK(tsr_model_logits(m, tokens, T, out, T * V));
-  tsr_model_free(m);
-  return out;
+  return fx_logits(dir, tokens, T, V);
 }
 
 static double max_abs_diff(const float *a, const float *b) {

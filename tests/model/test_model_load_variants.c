@@ -13,13 +13,7 @@ static int32_t *tokens;
 
 /* The logits [T, V] of the golden tokens through the checkpoint at `dir`. */
 static float *logits_of(const char *dir) {
-  tsr_model *m = NULL;
-  CHECK_OK(tsr_model_load(&m, dir, NULL));
-  float *out = malloc(T * V * sizeof *out);
-  CHECK(out != NULL);
-  CHECK_OK(tsr_model_logits(m, tokens, T, out, T * V));
-  tsr_model_free(m);
-  return out;
+  return fx_logits(dir, tokens, T, V);
 }
 
 /* The two checkpoints give the same logits bit for bit (`same`), or differ somewhere. */

@@ -94,11 +94,6 @@ int cli_load_model_in(const char *command, const char *dir, tsr_device device, u
   return CLI_EXIT_OK;
 }
 
-int cli_load_model(const char *command, const char *dir, tsr_device device, uint64_t cap,
-                   tsr_model **out) {
-  return cli_load_model_in(command, dir, device, cap, NULL, out);
-}
-
 bool cli_parse_group(const char *text) {
   return strcmp(text, "mpi") == 0 || strcmp(text, "nccl") == 0;
 }

@@ -19,11 +19,6 @@ bool cli_parse_count(const char *text, uint64_t max, uint64_t *out);
 /* A finite float; false otherwise. */
 bool cli_parse_float(const char *text, float *out);
 
-/* Loads the model at `dir` on `device` (cap 0 = none), with the progress bar when stderr is a
- * terminal; on failure prints the error and returns its exit code (0 on success). */
-int cli_load_model(const char *command, const char *dir, tsr_device device, uint64_t cap,
-                   tsr_model **out);
-
 /* --group: "mpi" or "nccl" (false for anything else). */
 bool cli_parse_group(const char *text);
 /* Joins the tensor-parallel group `backend` ("mpi"/"nccl"; NULL: none, *out = NULL). Ranks other
@@ -34,7 +29,9 @@ int cli_group_join(const char *command, const char *backend, tsr_group **out);
 /* Frees the group and shuts the library down (MPI is finalized), reporting on the original
  * stderr a failure (`code` != 0) of a rank other than 0. Returns code. NULL group: returns code. */
 int cli_group_leave(const char *command, tsr_group *g, int code);
-/* cli_load_model with the model split over `group` (NULL: none). */
+/* Loads the model at `dir` on `device` (cap 0 = none), split over `group` (NULL: none), with the
+ * progress bar when stderr is a terminal; on failure prints the error and returns its exit code
+ * (0 on success). */
 int cli_load_model_in(const char *command, const char *dir, tsr_device device, uint64_t cap,
                       tsr_group *group, tsr_model **out);
 

@@ -21,10 +21,7 @@
 
 /* Mirrors cuda/quant.c's dequantize_args. */
 struct tsr_dequantize_args {
-  int64_t size;        /* output elements: rows * k */
-  int64_t k;           /* elements per row */
-  int64_t words;       /* uint32 words per packed row: k * bits / 32 */
-  int64_t groups;      /* scales per row: k / group size */
+  int64_t size;        /* output elements: rows * k (whole chunks: rows are whole groups) */
   float global_factor; /* nvfp4 with a global scale: float32(g / 2688) (host float32) */
   int has_global_scale;
 };
