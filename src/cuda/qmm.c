@@ -212,13 +212,16 @@ static tsr_status launch_qmm(const tsri_op *op, const tsri_qmm_params *p,
 #define DEQUANTIZED_MIN_ROWS_QMMA 128
 
 /* Whether w dequantized into the output's dtype is exactly the w of the bound (quant-spec Part A
-   §4; tests/quant/qmm_ref.h's rule weights) for a product whose x, output and (affine) scales are
-   of that dtype: affine decodes in the scales' dtype, so always; mxfp4 and nvfp4 values times
-   their scale have at most 6 significant bits and a float32 exponent, exact in bfloat16 and float32
-   (not float16's range); mxfp8's subnormal codes times small e8m0 scales reach below bfloat16's
-   subnormals, so float32 only. */
+   §4; tests/quant/qmm_ref.h's rule weights) for a product whose x and output are of that dtype:
+   affine decodes in the scales' dtype, so when the output is that dtype or float32 (which holds
+   every float16/bfloat16 value: the model layer's float32 activations against bfloat16 scales);
+   mxfp4 and nvfp4 values times their scale have at most 6 significant bits and a float32
+   exponent, exact in bfloat16 and float32 (not float16's range); mxfp8's subnormal codes times
+   small e8m0 scales reach below bfloat16's subnormals, so float32 only. A float32 product runs
+   on cuBLASLt with CUBLAS_COMPUTE_32F (no TF32: cuda/matmul.c). */
 static bool dequantized_exact(const tsri_qmm_params *p, const tsri_qmm_operands *o, tsr_dtype out) {
-  if (p->mode == TSRI_QF_AFFINE) return o->biases && o->scales->dtype == out;
+  if (p->mode == TSRI_QF_AFFINE)
+    return o->biases && (o->scales->dtype == out || out == TSR_FLOAT32);
   if (p->mode == TSRI_QF_MXFP8) return out == TSR_FLOAT32;
   return out == TSR_FLOAT32 || out == TSR_BFLOAT16;
 }
