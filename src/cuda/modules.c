@@ -3,6 +3,7 @@
  * per path, kernel, options and compute capability: a cudaLibrary_t serves every device). Not the
  * compile (cuda/jit.c) and not the launch. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,17 +14,32 @@
 #include "cuda/modules.h"
 
 typedef struct loaded_module {
-  struct loaded_module *next;
+  struct loaded_module *next; /* in its bucket */
+  uint32_t hash;              /* of kernel and options */
   bool aot;
-  int cc; /* major * 10 + minor; JIT only (AOT modules carry every architecture they have) */
+  bool auto_jit; /* TSR_KERNELS=auto resolved this specialization to this JIT module */
+  int cc;        /* major * 10 + minor; JIT only (AOT modules carry every architecture they have) */
   char kernel[72], options[512];
   cudaLibrary_t library;
   cudaKernel_t entry;
 } loaded_module;
 
-/* The loaded modules: few (one per specialization in use), so a list. */
+/* The loaded modules, hashed by kernel and options: every launch looks its kernel up here (a
+   decode step launches ~1500), so a lookup is a bucket's few entries, not a walk of every
+   specialization in use. */
+#define MODULE_BUCKETS 256
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
-static loaded_module *modules;
+static loaded_module *modules[MODULE_BUCKETS];
+
+static uint32_t module_hash(const char *kernel, const char *options) { /* FNV-1a */
+  uint32_t h = 2166136261u;
+  for (const char *p = kernel; *p; p++)
+    h = (h ^ (unsigned char)*p) * 16777619u;
+  h = (h ^ 0xffu) * 16777619u; /* a separator no name contains */
+  for (const char *p = options; *p; p++)
+    h = (h ^ (unsigned char)*p) * 16777619u;
+  return h;
+}
 
 const tsri_kernel_aot_module *tsri_cuda_aot_find(const char *kernel, const char *options) {
   for (size_t i = 0; kernel && options && i < tsri_kernel_aot_table_count; i++) {
@@ -47,9 +63,10 @@ tsr_status tsri_cuda_aot_check(const tsri_kernel_aot_module *module) {
 }
 
 static loaded_module *find_loaded(bool aot, int cc, const char *kernel, const char *options) {
-  for (loaded_module *m = modules; m; m = m->next)
-    if (m->aot == aot && (aot || m->cc == cc) && strcmp(m->kernel, kernel) == 0 &&
-        strcmp(m->options, options) == 0)
+  uint32_t hash = module_hash(kernel, options);
+  for (loaded_module *m = modules[hash % MODULE_BUCKETS]; m; m = m->next)
+    if (m->hash == hash && m->aot == aot && (aot || m->cc == cc) &&
+        strcmp(m->kernel, kernel) == 0 && strcmp(m->options, options) == 0)
       return m;
   return NULL;
 }
@@ -72,10 +89,11 @@ static tsr_status load_image(const void *image, const char *symbol, bool aot, in
   }
   m->aot = aot;
   m->cc = cc;
+  m->hash = module_hash(kernel, options);
   snprintf(m->kernel, sizeof m->kernel, "%s", kernel);
   snprintf(m->options, sizeof m->options, "%s", options);
-  m->next = modules;
-  modules = m;
+  m->next = modules[m->hash % MODULE_BUCKETS];
+  modules[m->hash % MODULE_BUCKETS] = m;
   *out = m->entry;
   return TSR_OK;
 }
@@ -104,13 +122,15 @@ static tsr_status get_aot(const char *kernel, const char *options, int cc, cudaK
                       "kernel %s: the AOT modules need compute capability %d.%d; the GPU has %d.%d",
                       module->symbol, tsri_kernel_aot_min_cc / 10, tsri_kernel_aot_min_cc % 10,
                       cc / 10, cc % 10);
-  tsr_status st = tsri_cuda_aot_check(module);
-  if (st != TSR_OK) return st;
   loaded_module *m = find_loaded(true, 0, kernel, options);
   if (m) {
     *out = m->entry;
     return TSR_OK;
   }
+  /* Checked when loaded, once: hashing a source closure takes 8-23 µs (elementwise.cuh's
+     included files), which every launch of an AOT kernel used to pay. */
+  tsr_status st = tsri_cuda_aot_check(module);
+  if (st != TSR_OK) return st;
   return load_image(module->image, module->symbol, true, 0, kernel, options, out);
 }
 
@@ -132,6 +152,20 @@ static tsr_status get_jit(const char *kernel, const char *options, int cc, cudaK
 /* AUTO: AOT when built for this specialization and GPU, current and loadable; JIT otherwise. */
 static tsr_status get_auto(const char *kernel, const char *options, int cc, cudaKernel_t *out,
                            bool *used_aot) {
+  /* A specialization this path already resolved answers at once: its AOT module when loaded,
+     else a JIT module auto chose before (a JIT module the jit path loaded does not count: an
+     AOT module may still apply). The AOT table's linear search then runs once per
+     specialization, not per launch. */
+  loaded_module *m = find_loaded(true, 0, kernel, options);
+  if (!m) {
+    m = find_loaded(false, cc, kernel, options);
+    if (m && !m->auto_jit) m = NULL;
+  }
+  if (m) {
+    *out = m->entry;
+    *used_aot = m->aot;
+    return TSR_OK;
+  }
   const tsri_kernel_aot_module *module = tsri_cuda_aot_find(kernel, options);
   if (module && cc >= tsri_kernel_aot_min_cc) {
     tsr_status st = get_aot(kernel, options, cc, out);
@@ -142,7 +176,9 @@ static tsr_status get_auto(const char *kernel, const char *options, int cc, cuda
     tsri_log(st == TSR_ERR_STATE ? TSRI_LOG_WARN : TSRI_LOG_INFO, "%s; using the JIT instead",
              tsr_last_error());
   }
-  return get_jit(kernel, options, cc, out);
+  tsr_status st = get_jit(kernel, options, cc, out);
+  if (st == TSR_OK) find_loaded(false, cc, kernel, options)->auto_jit = true;
+  return st;
 }
 
 tsr_status tsri_cuda_kernel_get_via(const char *kernel, const char *options, int device,
@@ -150,7 +186,7 @@ tsr_status tsri_cuda_kernel_get_via(const char *kernel, const char *options, int
   bool aot = false;
   if (!kernel || !options || !out)
     return tsri_error(TSR_ERR_INVALID, "kernel get: kernel, options and out are required");
-  if (strlen(kernel) >= sizeof modules->kernel || strlen(options) >= sizeof modules->options)
+  if (strlen(kernel) >= sizeof modules[0]->kernel || strlen(options) >= sizeof modules[0]->options)
     return tsri_error(TSR_ERR_INVALID, "kernel get: kernel name or options too long");
   /* One lock over lookups, compiles and loads: a specialization is compiled once even when
      several threads ask for it first, and compiles are rare (once per process and key). */
@@ -178,11 +214,12 @@ tsr_status tsri_cuda_kernel_get(const char *kernel, const char *options, int dev
 
 void tsri_cuda_modules_release(void) {
   pthread_mutex_lock(&modules_lock);
-  while (modules) {
-    loaded_module *m = modules;
-    modules = m->next;
-    cudaLibraryUnload(m->library);
-    free(m);
-  }
+  for (size_t b = 0; b < MODULE_BUCKETS; b++)
+    while (modules[b]) {
+      loaded_module *m = modules[b];
+      modules[b] = m->next;
+      cudaLibraryUnload(m->library);
+      free(m);
+    }
   pthread_mutex_unlock(&modules_lock);
 }
