@@ -3,8 +3,10 @@
  * blob, bit for bit with cpu/quant.c (docs/quant-rules.md: MLX's float32 steps in the same order,
  * a group wider than float32 in double, the NaN and Inf rules). Specialized by TSR_QF_MODE,
  * TSR_QF_BITS, TSR_QF_GROUP_SIZE and TSR_Q_DTYPE (w's dtype: tsr_dtype's value of float16,
- * bfloat16 or float32); the nvfp4 global scale is an argument. Not fast: quantize runs once per
- * weight, and a group's reads are cached. */
+ * bfloat16 or float32); the nvfp4 global scale is an argument. A group of at most 128 bytes is
+ * read once, with 16-byte loads, into registers and both passes (its range, then its codes) run
+ * from there; a wider group or an input off a 16-byte boundary reads its elements from memory in
+ * each pass. The arithmetic is the same either way. */
 #include "cuda/kernels/common.cuh" /* first: NVRTC's libc stand-in */
 #include "cuda/kernels/quant_common.cuh"
 
@@ -26,8 +28,32 @@ struct tsr_quantize_args {
   int has_global_scale;
 };
 
-static __device__ __forceinline__ float load_w(const void *w, int64_t i) {
-  return tsr_q_load(w, i, TSR_Q_DTYPE);
+/* Where a group's elements come from: memory (element `first + i` of w) or registers. */
+struct global_group {
+  static constexpr int unroll = 8; /* loads in flight, not every element's registers */
+  const void *w;
+  int64_t first;
+  __device__ __forceinline__ float at(int i) const { return tsr_q_load(w, first + i, TSR_Q_DTYPE); }
+};
+
+#define GROUP_BYTES (TSR_QF_GROUP_SIZE * (TSR_Q_DTYPE == TSRI_ELEMENT_FLOAT32 ? 4 : 2))
+#define STAGED_MAX_BYTES 128 /* bfloat16/float16 groups of up to 64, float32 of 32 */
+#define STAGED_LOADS (GROUP_BYTES <= STAGED_MAX_BYTES ? GROUP_BYTES / 16 : 1)
+
+struct staged_group {
+  static constexpr int unroll = TSR_QF_GROUP_SIZE; /* constant indices keep it in registers */
+  uint4 bytes[STAGED_LOADS];
+  __device__ __forceinline__ float at(int i) const { return tsr_q_load(bytes, i, TSR_Q_DTYPE); }
+};
+
+/* The group's bytes into registers: w + first elements is 16-byte aligned (checked by the
+   caller), and a group is whole 16-byte pieces (at least 16 elements of 2 bytes). */
+static __device__ __forceinline__ void stage_group(const void *w, int64_t first, staged_group *s) {
+  const uint4 *from =
+      (const uint4 *)((const unsigned char *)w + first * (GROUP_BYTES / TSR_QF_GROUP_SIZE));
+#pragma unroll
+  for (int i = 0; i < STAGED_LOADS; i++)
+    s->bytes[i] = from[i];
 }
 
 #if TSR_QF_MODE == TSRI_QF_AFFINE
@@ -47,13 +73,15 @@ static __device__ __forceinline__ uint32_t affine_code(float w, float limit, dou
 
 /* Part B §2.1 in float32 (or, when max - min overflows float32, the same steps in double:
    cpu/quant.c's quantize_affine_wide); the codes go into words, the float32 scale and bias out. */
-static __device__ void quantize_group(const void *w, int64_t first, uint32_t *words,
-                                      float *scale_out, float *bias_out) {
+template <typename Group>
+static __device__ __forceinline__ void quantize_group(const Group &w, uint32_t *words,
+                                                      float *scale_out, float *bias_out) {
   const float limit = tsr_q_max_finite(TSR_Q_DTYPE), eps = 1e-7f;
   const float n_bins = (float)((1 << TSR_QF_BITS) - 1);
   float w_min = __uint_as_float(0x7f800000u), w_max = -w_min;
+#pragma unroll Group::unroll
   for (int i = 0; i < TSR_QF_GROUP_SIZE; i++) {
-    float x = load_w(w, first + i);
+    float x = w.at(i);
     if (tsr_q_isnan(x)) continue;
     float v = tsr_q_saturate_inf(x, limit);
     w_max = v > w_max ? v : w_max;
@@ -91,8 +119,7 @@ static __device__ void quantize_group(const void *w, int64_t first, uint32_t *wo
   }
 #pragma unroll
   for (int i = 0; i < TSR_QF_GROUP_SIZE; i++)
-    tsri_qf_put_code(words, i, TSR_QF_BITS,
-                     affine_code(load_w(w, first + i), limit, scale, bias, wide));
+    tsri_qf_put_code(words, i, TSR_QF_BITS, affine_code(w.at(i), limit, scale, bias, wide));
   *scale_out = (float)scale; /* exact for a float32 group; rounded once for a wide one */
   *bias_out = (float)bias;
 }
@@ -100,10 +127,12 @@ static __device__ void quantize_group(const void *w, int64_t first, uint32_t *wo
 #else /* mxfp4, mxfp8, nvfp4 */
 
 /* max |w| over the group in w's dtype under the NaN/Inf rule (exact). */
-static __device__ float group_amax(const void *w, int64_t first, float limit) {
+template <typename Group>
+static __device__ __forceinline__ float group_amax(const Group &w, float limit) {
   float amax = 0.0f;
+#pragma unroll Group::unroll
   for (int i = 0; i < TSR_QF_GROUP_SIZE; i++) {
-    float a = fabsf(tsr_q_saturate_inf(load_w(w, first + i), limit));
+    float a = fabsf(tsr_q_saturate_inf(w.at(i), limit));
     amax = a > amax ? a : amax; /* a NaN compares false and is skipped */
   }
   return amax;
@@ -118,10 +147,11 @@ static __device__ __forceinline__ uint32_t saturated_code(float x) {
 /* mxfp4/mxfp8: the E8M0 code rounded up from d = T(amax / M); elements from T(w / 2^e), 2^e the
    divisor before the code's wrap. nvfp4: scale E4M3(float32(T(amax / 6)) * scale_enc); element
    the nearest-lower fp4 of float32(T(w / T(dec(scale)))) * scale_enc. Returns the scale code. */
-static __device__ uint32_t quantize_group(const void *w, int64_t first, uint32_t *words,
-                                          const tsr_quantize_args &a) {
+template <typename Group>
+static __device__ __forceinline__ uint32_t quantize_group(const Group &w, uint32_t *words,
+                                                          const tsr_quantize_args &a) {
   const float limit = tsr_q_max_finite(TSR_Q_DTYPE);
-  float amax = group_amax(w, first, limit);
+  float amax = group_amax(w, limit);
   uint32_t scale_code;
   float divisor;
 #if TSR_QF_MODE == TSRI_QF_NVFP4
@@ -137,7 +167,7 @@ static __device__ uint32_t quantize_group(const void *w, int64_t first, uint32_t
 #endif
 #pragma unroll
   for (int i = 0; i < TSR_QF_GROUP_SIZE; i++) {
-    float x = load_w(w, first + i);
+    float x = w.at(i);
     uint32_t code;
     if (tsr_q_isnan(x)) {
       code = 0u; /* the code of 0.0 */
@@ -161,28 +191,42 @@ static __device__ uint32_t quantize_group(const void *w, int64_t first, uint32_t
 
 #endif
 
+/* One group: its words, scale and bias (or scale code) into the blob. */
+template <typename Group>
+static __device__ __forceinline__ void quantize_one(const tsr_quantize_args &a, const Group &w,
+                                                    int64_t g, unsigned char *blob) {
+  uint32_t words[GROUP_WORDS];
+#pragma unroll
+  for (int j = 0; j < GROUP_WORDS; j++)
+    words[j] = 0u;
+#if TSR_QF_MODE == TSRI_QF_AFFINE
+  float scale, bias;
+  quantize_group(w, words, &scale, &bias);
+  tsr_q_store(blob + a.scales_offset, g, TSR_Q_DTYPE, scale);
+  tsr_q_store(blob + a.biases_offset, g, TSR_Q_DTYPE, bias);
+#else
+  blob[a.scales_offset + g] = (unsigned char)quantize_group(w, words, a);
+#endif
+  uint32_t *out = (uint32_t *)blob + g * GROUP_WORDS;
+#pragma unroll
+  for (int j = 0; j < GROUP_WORDS; j++)
+    out[j] = words[j];
+}
+
 /* w: packed [rows, K] of TSR_Q_DTYPE (group g is elements [g * group size, ...) of the flat
    array, since K is whole groups); blob: w_q words [groups][GROUP_WORDS] at byte 0, then the
    scales and biases at their offsets. */
 TSR_KERNEL_ENTRY(tsr_quantize)(tsr_quantize_args a, const void *w, unsigned char *blob) {
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  const bool staged = GROUP_BYTES <= STAGED_MAX_BYTES && ((unsigned long long)w & 15u) == 0;
   for (int64_t g = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; g < a.groups; g += stride) {
-    uint32_t words[GROUP_WORDS];
-#pragma unroll
-    for (int j = 0; j < GROUP_WORDS; j++)
-      words[j] = 0u;
     int64_t first = g * TSR_QF_GROUP_SIZE;
-#if TSR_QF_MODE == TSRI_QF_AFFINE
-    float scale, bias;
-    quantize_group(w, first, words, &scale, &bias);
-    tsr_q_store(blob + a.scales_offset, g, TSR_Q_DTYPE, scale);
-    tsr_q_store(blob + a.biases_offset, g, TSR_Q_DTYPE, bias);
-#else
-    blob[a.scales_offset + g] = (unsigned char)quantize_group(w, first, words, a);
-#endif
-    uint32_t *out = (uint32_t *)blob + g * GROUP_WORDS;
-#pragma unroll
-    for (int j = 0; j < GROUP_WORDS; j++)
-      out[j] = words[j];
+    if (staged) {
+      staged_group group;
+      stage_group(w, first, &group);
+      quantize_one(a, group, g, blob);
+    } else {
+      quantize_one(a, global_group{w, first}, g, blob);
+    }
   }
 }
