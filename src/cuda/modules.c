@@ -145,6 +145,11 @@ static tsr_status get_jit(const char *kernel, const char *options, int cc, cudaK
       tsri_cuda_jit_compile(kernel, options, cc / 10, cc % 10, tsri_cuda_jit_cache_dir(), &jit);
   if (st != TSR_OK) return st;
   st = load_image(jit.image, jit.symbol, false, cc, kernel, options, out);
+  /* One line per specialization a process loads (TSR_LOG=debug): the list to give AOT modules
+     so that a first run compiles nothing. */
+  if (st == TSR_OK)
+    tsri_log(TSRI_LOG_DEBUG, "kernel %s \"%s\": JIT, %s", kernel, options,
+             jit.origin == TSRI_JIT_DISK_HIT ? "from the disk cache" : "compiled");
   tsri_cuda_jit_module_free(&jit);
   return st;
 }
