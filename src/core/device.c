@@ -59,7 +59,9 @@ static tsr_device choose_default(void) {
      primitive (TSR_DEFAULT_DEVICE=gpu:0 asks for it before that). */
   const tsri_backend *gpu = tsri_backend_for(TSR_GPU);
   for (int p = 0; p < TSRI_PRIM_COUNT; p++) {
-    if (!gpu->kernels[p] && !tsri_primitive_is_view((tsri_primitive)p)) {
+    /* data nodes are born ready and views run in core: neither is ever given to a kernel. */
+    bool runs_in_a_kernel = p != TSRI_PRIM_DATA && !tsri_primitive_is_view((tsri_primitive)p);
+    if (runs_in_a_kernel && !gpu->kernels[p]) {
       tsri_log(TSRI_LOG_INFO, "default device: cpu (the %s backend has no %s kernel yet)",
                gpu->name, tsri_primitive_name((tsri_primitive)p));
       return cpu;

@@ -4,6 +4,7 @@
  * reused nor refunded until the stream has passed them, for tsr_array_record_stream and for a
  * node's inputs, and the ledger is back to zero after; tsr_eval and a consumer on another stream
  * wait for a launched kernel to have run. Without a usable GPU: one skip line. */
+#include <stdlib.h>
 #include <time.h>
 
 #include "check.h"
@@ -90,14 +91,7 @@ static void test_inputs_released_in_stream_order(void) {
   tsr_array *x = gpu_array(3.0f), *y = NULL;
   uint64_t with_x = tsr_memory_active(gpu);
   CHECK_OK(tsr_stream_enqueue_host(s, sleep_ms, NULL));
-  tsr_status st = tsr_negative(&y, x, s);
-  if (st == TSR_ERR_UNSUPPORTED) { /* no GPU kernel for it in this build yet */
-    printf("skip: stream-ordered input release (negative has no GPU kernel)\n");
-    tsr_array_release(x);
-    CHECK_OK(tsr_stream_free(s));
-    return;
-  }
-  CHECK_OK(st);
+  CHECK_OK(tsr_negative(&y, x, s));
   CHECK_OK(tsr_async_eval(&y, 1));
   tsr_array_release(x);
   CHECK(tsr_memory_active(gpu) >= with_x); /* x's bytes: the node still reads them */
@@ -167,11 +161,24 @@ static void test_cross_stream_input_waits(void) {
   CHECK_OK(tsr_stream_free(fast));
 }
 
+/* With a usable GPU and no TSR_DEFAULT_DEVICE, the default device is GPU 0: its backend runs every
+   primitive (the rule waits for that; a primitive without a GPU kernel would keep the CPU). */
+static void test_default_device_is_gpu0(void) {
+  if (getenv("TSR_DEFAULT_DEVICE")) {
+    printf("skip: default device (TSR_DEFAULT_DEVICE is set)\n");
+    return;
+  }
+  tsr_device d = tsr_default_device();
+  CHECK_EQ_INT(d.type, TSR_GPU);
+  CHECK_EQ_INT(d.index, 0);
+}
+
 int main(void) {
   if (tsr_device_count(TSR_GPU) < 1) {
     printf("skip: no usable GPU\n");
     return 0;
   }
+  test_default_device_is_gpu0();
   test_native_and_host_order();
   test_record_stream_holds_buffer();
   test_inputs_released_in_stream_order();
