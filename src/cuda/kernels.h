@@ -33,5 +33,8 @@ tsr_status tsri_cuda_matmul_nt(const tsri_op *op, int64_t m, int64_t n, int64_t 
 
 /* TSRI_PRIM_DEQUANTIZE's kernel (cuda/quant.c), for an op built around a scratch output. */
 tsr_status tsri_cuda_dequantize(const tsri_op *op);
+/* The same op's weights as a matmul uses them: affine into float32 as s * q + b in float32, not
+ * rounded to the scales' dtype (quant-spec Part A §4), so a product does not depend on the path. */
+tsr_status tsri_cuda_dequantize_weights(const tsri_op *op);
 
 #endif

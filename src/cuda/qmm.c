@@ -212,13 +212,16 @@ static tsr_status launch_qmm(const tsri_op *op, const tsri_qmm_params *p,
 #define DEQUANTIZED_MIN_ROWS_QMMA 128
 
 /* Whether w dequantized into the output's dtype is exactly the w of the bound (quant-spec Part A
-   §4; tests/quant/qmm_ref.h's rule weights) for a product whose x and output are of that dtype:
-   affine decodes in the scales' dtype, so when the output is that dtype or float32 (which holds
-   every float16/bfloat16 value: the model layer's float32 activations against bfloat16 scales);
-   mxfp4 and nvfp4 values times their scale have at most 6 significant bits and a float32
-   exponent, exact in bfloat16 and float32 (not float16's range); mxfp8's subnormal codes times
-   small e8m0 scales reach below bfloat16's subnormals, so float32 only. A float32 product runs
-   on cuBLASLt with CUBLAS_COMPUTE_32F (no TF32: cuda/matmul.c). */
+   §4; tests/quant/qmm_ref.h's rule and hat weights) for a product whose x and output are of that
+   dtype. Affine: into float32 the weights are the matmul's own, s * q + b unrounded
+   (tsri_cuda_dequantize_weights: what the CPU and the fused kernels use, so the model layer's
+   float32 activations against bfloat16 scales give the same answer at every M; rounding them to
+   bfloat16 flipped a router choice in test_glm_golden); into the scales' dtype, the rounded
+   weights of tsr_dequantize (the bound's hat). mxfp4 and nvfp4 values times their scale have at
+   most 6 significant bits and a float32 exponent, exact in bfloat16 and float32 (not float16's
+   range); mxfp8's subnormal codes times small e8m0 scales reach below bfloat16's subnormals, so
+   float32 only. A float32 product runs on cuBLASLt with CUBLAS_COMPUTE_32F (no TF32:
+   cuda/matmul.c). */
 static bool dequantized_exact(const tsri_qmm_params *p, const tsri_qmm_operands *o, tsr_dtype out) {
   if (p->mode == TSRI_QF_AFFINE)
     return o->biases && (o->scales->dtype == out || out == TSR_FLOAT32);
@@ -272,7 +275,7 @@ static tsr_status launch_dequantized(const tsri_op *op, const tsri_qmm_params *p
                        .strides = {g->k, 1},
                        .size = g->n * g->k};
   dq.out_is_in0 = false;
-  status = tsri_cuda_dequantize(&dq);
+  status = tsri_cuda_dequantize_weights(&dq);
   if (status == TSR_OK)
     status = tsri_cuda_matmul_nt(op, g->x_matrices * g->m, g->n, g->k, r->x.data, w->data);
   tsri_cuda_scratch_done(op, w);

@@ -62,8 +62,9 @@ static tsr_status cuda_quantize(const tsri_op *op) {
   return status;
 }
 
-/* A chunk of a group per thread; w_q, scales and biases gathered packed when strided. */
-tsr_status tsri_cuda_dequantize(const tsri_op *op) {
+/* A chunk of a group per thread; w_q, scales and biases gathered packed when strided. Unrounded:
+   a matmul's affine weights into float32 (dequantize_any.cuh's TSR_DQ_UNROUNDED). */
+static tsr_status dequantize(const tsri_op *op, bool unrounded) {
   if (op->out.size == 0) return TSR_OK;
   const tsri_dequantize_params *p = TSRI_PARAMS(op, tsri_dequantize_params);
   const tsri_view *w_q = &op->in[0], *scales = &op->in[1];
@@ -79,11 +80,12 @@ tsr_status tsri_cuda_dequantize(const tsri_op *op) {
     status = tsri_cuda_packed_get(op, biases, "dequantize", &packed_biases);
   if (status == TSR_OK) status = tsri_cuda_poison_output(op);
   if (status == TSR_OK) {
-    char options[160];
+    char options[192];
     snprintf(options, sizeof options,
              "-DTSR_QF_MODE=%d -DTSR_QF_BITS=%d -DTSR_QF_GROUP_SIZE=%d -DTSR_S_DTYPE=%d "
-             "-DTSR_OUT_DTYPE=%d",
-             p->mode, p->bits, p->group_size, (int)scales->dtype, (int)op->out.dtype);
+             "-DTSR_OUT_DTYPE=%d%s",
+             p->mode, p->bits, p->group_size, (int)scales->dtype, (int)op->out.dtype,
+             unrounded ? " -DTSR_DQ_UNROUNDED=1" : "");
     void *args[] = {&a, (void *)&packed_w.data, (void *)&packed_scales.data,
                     (void *)&packed_biases.data, (void *)&op->out.data};
     int64_t chunks = a.size / (p->bits == 4 || p->bits == 8 ? 8
@@ -97,6 +99,15 @@ tsr_status tsri_cuda_dequantize(const tsri_op *op) {
   tsri_cuda_packed_done(op, &packed_scales);
   tsri_cuda_packed_done(op, &packed_biases);
   return status;
+}
+
+tsr_status tsri_cuda_dequantize(const tsri_op *op) {
+  return dequantize(op, false);
+}
+
+tsr_status tsri_cuda_dequantize_weights(const tsri_op *op) {
+  const tsri_dequantize_params *p = TSRI_PARAMS(op, tsri_dequantize_params);
+  return dequantize(op, p->mode == TSRI_QF_AFFINE && op->out.dtype == TSR_FLOAT32);
 }
 
 /* Every mode, bit width, group size and dtype the ops accept: no supports() refusal. */

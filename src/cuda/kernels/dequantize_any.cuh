@@ -5,7 +5,10 @@
  * float32(value * float32(dec(scale) * float32(g / 2688))); each then stored as the output dtype.
  * Specialized by TSR_QF_MODE, TSR_QF_BITS, TSR_QF_GROUP_SIZE, TSR_S_DTYPE (the scales' and
  * biases' dtype: tsr_dtype's value; uint8 codes for the fp modes) and TSR_OUT_DTYPE. Operands are
- * packed (the launcher, cuda/quant.c, gathers strided ones first). The float32-only
+ * packed (the launcher, cuda/quant.c, gathers strided ones first). TSR_DQ_UNROUNDED=1 (affine,
+ * float32 output only) gives a matmul's weights instead: s * q + b in float32, not rounded to the
+ * scales' dtype (quant-spec Part A §4; cpu/qmm.h's round_weights), for cuda/qmm.c's dequantized
+ * prefill, so its result does not depend on M. The float32-only
  * dequantize.cuh stays for the kernel-module tests. */
 #include "cuda/kernels/common.cuh" /* first: NVRTC's libc stand-in */
 #include "cuda/kernels/quant_common.cuh"
@@ -14,6 +17,12 @@
     !defined(TSR_S_DTYPE) || !defined(TSR_OUT_DTYPE)
 #error \
     "dequantize_any.cuh is specialized by TSR_QF_MODE, TSR_QF_BITS, TSR_QF_GROUP_SIZE, TSR_S_DTYPE, TSR_OUT_DTYPE"
+#endif
+#ifndef TSR_DQ_UNROUNDED
+#define TSR_DQ_UNROUNDED 0
+#endif
+#if TSR_DQ_UNROUNDED && (TSR_QF_MODE != TSRI_QF_AFFINE || TSR_OUT_DTYPE != TSRI_ELEMENT_FLOAT32)
+#error "unrounded weights are affine into float32 only"
 #endif
 #if TSR_QF_GROUP_SIZE * TSR_QF_BITS % 32 != 0
 #error "a group must be whole 32-bit words"
@@ -61,6 +70,9 @@ static __device__ __forceinline__ float dequantize_one(uint32_t code, tsr_dequan
                                                        bool global_scale) {
 #if TSR_QF_MODE == TSRI_QF_AFFINE
   (void)global_scale;
+#if TSR_DQ_UNROUNDED
+  return __fadd_rn(__fmul_rn(g.scale, (float)code), g.bias); /* s * q is exact in float32 */
+#endif
   float product = tsr_q_round(__fmul_rn(g.scale, (float)code), TSR_S_DTYPE); /* T(s * q) */
   return tsr_q_round(__fadd_rn(product, g.bias), TSR_S_DTYPE);               /* T(. + b) */
 #else
