@@ -186,7 +186,7 @@ static void cache_probe(bool want_cached) {
   float zeros[1024] = {0};
   int64_t shape[1] = {1024};
   tsr_array *a = NULL;
-  if (tsr_array_from_data(&a, zeros, TSR_FLOAT32, shape, 1) != TSR_OK) exit(4);
+  if (tsr_array_from_data_on(&a, zeros, TSR_FLOAT32, shape, 1, cpu) != TSR_OK) exit(4);
   tsr_array_release(a);
   if ((tsr_memory_cached(cpu) > 0) != want_cached) exit(3);
   tsr_shutdown();
