@@ -17,11 +17,12 @@ jobs=$(nproc)
 } 2>&1 | log build.txt
 # TESTS=<regex> runs only the matching tests; BENCH="gpu_basics ..." runs those benchmarks after
 # them (with the bundle's libraries on the path); RUN=0 skips the program steps below.
+# EXCLUDE=<regex> leaves the matching tests out.
 # KERNELS="jit aot" runs the suite once per kernel source (TSR_KERNELS), each into test_<k>.txt.
 # A failing pass does not stop the benchmarks and program steps; the script's status reports it.
 failed=0
 for k in ${KERNELS:-auto}; do
-  (cd "$build" && TSR_KERNELS=$k ctest --output-on-failure -j"$jobs" ${TESTS:+-R "$TESTS"}) 2>&1 |
+  (cd "$build" && TSR_KERNELS=$k ctest --output-on-failure -j"$jobs" ${TESTS:+-R "$TESTS"} ${EXCLUDE:+-E "$EXCLUDE"}) 2>&1 |
     log "test_$k.txt" || failed=1
 done
 for b in ${BENCH:-}; do "./$build/bench/$b" 2>&1 | log "bench_$b.txt" || failed=1; done
