@@ -141,6 +141,14 @@ static void read_knobs(void) {
     else
       warn("TSR_DEBUG_POISON", v, "0 or 1", "ignored (no poisoning)");
   }
+  v = getenv("TSR_PROFILE");
+  if (v && *v) {
+    uint64_t on = 0;
+    if (tsri_env_parse_u64(v, 0, 1, &on))
+      knobs.profile = on == 1;
+    else
+      warn("TSR_PROFILE", v, "0 or 1", "ignored (no profile)");
+  }
   read_cache_dir();
   knobs.mpi_launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }

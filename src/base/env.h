@@ -44,6 +44,7 @@ typedef struct {
   char cpu_isa_text[16];            /* as given, for messages */
   tsri_env_kernels kernels;         /* TSR_KERNELS: auto|jit|aot */
   bool debug_poison;                /* TSR_DEBUG_POISON=1: NaN-fill CUDA quantized ops' outputs */
+  bool profile;                     /* TSR_PROFILE=1: host time per primitive (core/profile.h) */
   /* TSR_CACHE_DIR, else $XDG_CACHE_HOME/tessera (an absolute XDG_CACHE_HOME only, as the XDG
      spec says), else $HOME/.cache/tessera; "" when none of them is usable (no disk cache). */
   char cache_dir[TSRI_ENV_PATH_MAX];

@@ -1,6 +1,7 @@
 /* core/device.c — the default device (from TSR_DEFAULT_DEVICE or the hardware, once) and
  * tsr_shutdown, the one place that tears the runtime down in order. */
 #include "core/device.h"
+#include "core/profile.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -126,6 +127,7 @@ void tsr_shutdown(void) {
     tsri_log(TSRI_LOG_ERROR, "tsr_shutdown called from a host function on a stream; ignored");
     return;
   }
+  tsri_profile_report();    /* the streams are idle: the TSR_PROFILE table is complete */
   run_shutdown_hooks();     /* then the layers above core (MPI's finalize), */
   tsri_backends_shutdown(); /* then the kernels' own threads (the CPU's parallel-for pool) */
   tsri_memory_shutdown();

@@ -8,6 +8,7 @@
 #include "base/status.h"
 #include "base/vec.h"
 #include "core/dispatch.h"
+#include "core/profile.h"
 #include "core/lock.h"
 #include "core/stream.h"
 
@@ -129,6 +130,7 @@ static tsr_status check_roots(const char *what, tsr_array *const *arrays, size_t
 static tsr_status submit_graph(const char *what, tsr_array *const *arrays, size_t n) {
   tsr_status status = check_roots(what, arrays, n);
   if (status != TSR_OK) return status;
+  uint64_t start = tsri_profile_now();
   tsri_ptrvec order = {0};
   tsri_eval_lock();
   status = collect_lazy(arrays, n, &order);
@@ -136,6 +138,7 @@ static tsr_status submit_graph(const char *what, tsr_array *const *arrays, size_
   if (status == TSR_OK) submit_all(&order);
   tsri_eval_unlock();
   tsri_ptrvec_free(&order);
+  tsri_profile_phase_add(TSRI_PROFILE_SUBMIT, start);
   return status;
 }
 
@@ -164,10 +167,12 @@ tsr_status tsr_async_eval(tsr_array *const *arrays, size_t n) {
 tsr_status tsr_eval(tsr_array *const *arrays, size_t n) {
   tsr_status status = submit_graph("eval", arrays, n);
   if (status != TSR_OK) return status;
+  uint64_t start = tsri_profile_now();
   for (size_t i = 0; i < n; i++) { /* all waited for; the first error in order wins */
     tsr_status st = wait_ready(arrays[i]);
     if (st != TSR_OK && status == TSR_OK) status = st;
   }
+  tsri_profile_phase_add(TSRI_PROFILE_WAIT, start);
   if (status != TSR_OK) { /* an earlier array's message, not a later one's */
     for (size_t i = 0; i < n; i++)
       if (atomic_load(&arrays[i]->state) == TSRI_NODE_FAILED) return wait_ready(arrays[i]);
@@ -240,10 +245,16 @@ static void release_inputs(void *ctx) {
 
 void tsri_run_node_task(tsri_task *task) {
   tsr_array *node = task->node;
+  uint64_t start = tsri_profile_now();
+  /* The node may be gone once its inputs are released (after_current may run release_inputs at
+     once): what the profile needs is read first. */
+  tsr_device_type type = node->device.type;
+  tsri_primitive primitive = node->primitive;
   if (inputs_ready(node)) run_kernel(node);
   atomic_store(&node->state, node->status == TSR_OK ? TSRI_NODE_READY : TSRI_NODE_FAILED);
   /* Stream-ordered: an asynchronous device may still read the inputs' buffers. */
   node->stream->iface->after_current(node->stream, release_inputs, node);
+  tsri_profile_node(type, primitive, start);
 }
 
 void tsri_fail_node_task(tsri_task *task, tsr_status status, const char *message) {

@@ -149,6 +149,12 @@ static void child_kernels_aot(void) {
 static void child_poison_off(void) {
   if (tsri_env()->debug_poison) exit(3);
 }
+static void child_profile_off(void) {
+  if (tsri_env()->profile) exit(3);
+}
+static void child_profile_on(void) {
+  if (!tsri_env()->profile) exit(3);
+}
 static void child_poison_on(void) {
   if (!tsri_env()->debug_poison) exit(3);
 }
@@ -251,6 +257,9 @@ static void test_knobs(void) {
   expect_warning("TSR_DEBUG_POISON", "yes", child_poison_off);
   expect_silence("TSR_DEBUG_POISON", "0", child_poison_off);
   expect_silence("TSR_DEBUG_POISON", "1", child_poison_on);
+  expect_warning("TSR_PROFILE", "yes", child_profile_off);
+  expect_warning("TSR_PROFILE", "2", child_profile_off);
+  expect_silence("TSR_PROFILE", "1", child_profile_on);
   expect_silence("TSR_CACHE_DIR", "/var/cache/x", child_cache_dir_given);
   static char long_dir[1100];
   memset(long_dir, 'd', sizeof long_dir - 1);

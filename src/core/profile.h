@@ -1,0 +1,32 @@
+/* core/profile.h — TSR_PROFILE=1: where a program's host time goes, per device type and
+ * primitive. A node's time is that of its task on the thread that runs it: on the CPU the
+ * worker's whole run (the kernel's arithmetic included), on CUDA the submitting thread's inline
+ * launch (argument setup, packing, allocation, lookup, cudaLaunchKernel: the host cost of a GPU
+ * op, what makes a decode step host-bound). Also the time of evaluation's graph walk and
+ * submission, and of its waits. Reported through the logger (info level) by tsr_shutdown and at
+ * exit, each time for what ran since the last report. Off: one predictable branch per node. */
+#ifndef TSR_CORE_PROFILE_H
+#define TSR_CORE_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/primitive.h"
+#include "tessera/array.h"
+
+typedef enum {
+  TSRI_PROFILE_SUBMIT, /* tsr_eval/tsr_async_eval: the graph walk and the submission (on CUDA
+                          streams that includes every inline launch, counted per node too) */
+  TSRI_PROFILE_WAIT,   /* tsr_eval waiting for its arrays */
+  TSRI_PROFILE_PHASES
+} tsri_profile_phase;
+
+bool tsri_profile_on(void);
+/* Monotonic nanoseconds (0 when profiling is off, so callers need no branch of their own). */
+uint64_t tsri_profile_now(void);
+void tsri_profile_node(tsr_device_type type, tsri_primitive p, uint64_t start_ns);
+void tsri_profile_phase_add(tsri_profile_phase phase, uint64_t start_ns);
+/* Logs the table (largest total first) and clears it; nothing when profiling is off or empty. */
+void tsri_profile_report(void);
+
+#endif
