@@ -64,23 +64,22 @@ void tsri_qmm_fast_dequantize_row(const tsri_qmm_problem *p, int64_t row, float 
   p->cpu->isa->dequantize_span(p, row, 0, tsri_qmm_row_codes(p), dst);
 }
 
-/* ---- the fp scale tables -------------------------------------------------------------------- */
+/* ---- nvfp4's scale table -------------------------------------------------------------------- */
 
 /* Pure constants (each code's value, the same for every device and never written after they are
-   filled): a named process-wide table, filled once, rather than state of a device's context. */
-static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
-static float e4m3_table[256], e8m0_table[256];
+   filled): a named process-wide table, filled once, rather than state of a device's context. The
+   e8m0 scales need none: their value is an exponent shift. */
+static pthread_once_t e4m3_once = PTHREAD_ONCE_INIT;
+static float e4m3_table[256];
 
-static void fill_scale_tables(void) {
-  for (uint32_t code = 0; code < 256; code++) {
+static void fill_e4m3_table(void) {
+  for (uint32_t code = 0; code < 256; code++)
     e4m3_table[code] = tsri_qf_e4m3_decode(code);
-    e8m0_table[code] = tsri_qf_e8m0_decode(code);
-  }
 }
 
-const float *tsri_qmm_scale_table(int mode) {
-  pthread_once(&tables_once, fill_scale_tables);
-  return mode == TSRI_QF_NVFP4 ? e4m3_table : e8m0_table;
+const float *tsri_qmm_e4m3_table(void) {
+  pthread_once(&e4m3_once, fill_e4m3_table);
+  return e4m3_table;
 }
 
 /* ---- the portable kernels ------------------------------------------------------------------- */

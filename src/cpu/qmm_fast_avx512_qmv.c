@@ -42,7 +42,7 @@ typedef struct {
   const float *xsums; /* M x groups: affine's sums of x over each group */
   const uint8_t *bytes[2];
   int64_t first, count;
-  /* Each row's scale codes (fp modes) and, for nvfp4, their values (tsri_qmm_scale_table: nvfp4
+  /* Each row's scale codes (fp modes) and, for nvfp4, their values (tsri_qmm_e4m3_table: nvfp4
      decodes its scales itself, 16 at a time, where widening them into an array first took a
      fifth of its qmv time); for the other modes the segment's scales (and biases) widened, which
      a group reads with one load (a load through the table, code then value, cost mxfp4 5-10%). */
@@ -358,7 +358,7 @@ AVX512_INLINE void qmv_rows_at(const tsri_qmm_problem *p, const float *xp, const
     t.bytes[r] = (const uint8_t *)(p->w + (row + r) * p->w_row_words);
     t.scale_codes[r] = (const uint8_t *)p->scales + (row + r) * p->scale_row_stride;
   }
-  t.scale_table = p->mode == TSRI_QF_NVFP4 ? tsri_qmm_scale_table(p->mode) : NULL;
+  t.scale_table = p->mode == TSRI_QF_NVFP4 ? tsri_qmm_e4m3_table() : NULL;
   const int64_t groups = p->k / p->group_size;
   for (t.first = 0; t.first < groups; t.first += TSRI_QMM_SEGMENT_GROUPS) {
     t.count =

@@ -99,9 +99,9 @@ static inline float tsri_qmm_bias(const tsri_qmm_problem *p, int64_t row, int64_
   return tsri_qmm_load_float(p->biases, p->scale_dtype, row * p->scale_row_stride + g);
 }
 
-/* Every fp scale code's value (256 floats: E4M3 for nvfp4, E8M0 for mxfp4/mxfp8), exactly
-   tsri_qmm_scale's: decode reads a group's scale as one load through it (cpu/qmm_fast.c). */
-const float *tsri_qmm_scale_table(int mode);
+/* Every E4M3 scale code's value (256 floats), exactly tsri_qmm_scale's for nvfp4: its qmv reads
+   a group's scale as one load through it (cpu/qmm_fast.c). */
+const float *tsri_qmm_e4m3_table(void);
 
 /* The kernels read a row's scales (and biases) a segment of groups at a time, widened into float
    arrays first, so that no call (a float16 or E4M3 decode) sits inside their SIMD loops. */
