@@ -78,14 +78,14 @@ static marker *cover_launched_locked(cuda_stream *c) {
 /* Drops the done markers at the front (mutex held): their tasks and all before are complete. */
 static void retire_done_locked(cuda_stream *c) {
   while (c->head && c->head->waiters == 0) {
-    cudaError_t err = cudaEventQuery(c->head->event);
+    cudaError_t err = c->head->seq <= c->completed ? cudaSuccess : cudaEventQuery(c->head->event);
     if (err == cudaErrorNotReady) {
       (void)cudaGetLastError();
       return;
     }
     if (err != cudaSuccess) fail_locked(c, err, "a kernel on the stream");
     marker *m = c->head;
-    c->completed = m->seq;
+    if (m->seq > c->completed) c->completed = m->seq; /* a later marker may have said more */
     c->head = m->next;
     if (!c->head) c->tail = NULL;
     cudaEventDestroy(m->event);
@@ -124,7 +124,14 @@ static tsr_status cuda_host_wait(tsri_stream *s, uint64_t seq) {
     cudaError_t err = cudaEventSynchronize(m->event);
     pthread_mutex_lock(&c->mutex);
     m->waiters--;
-    if (err != cudaSuccess) fail_locked(c, err, "a kernel on the stream");
+    if (err != cudaSuccess)
+      fail_locked(c, err, "a kernel on the stream");
+    else if (m->seq > c->completed)
+      /* m covers seq and everything before it (a stream runs in order). Retiring alone would not
+         say so while an older marker still has a waiter: this thread would then synchronize on
+         m again and again, taking the driver's lock in a loop while that waiter starves for it
+         (seen on the H200: test_streams' threads hung, one spinning in cudaEventSynchronize). */
+      c->completed = m->seq;
     retire_done_locked(c);
   }
   tsr_status status = c->failed ? failure_status(c) : TSR_OK;
