@@ -44,6 +44,12 @@ typedef void (*tsr_testing_routing_hook)(void *ctx, int64_t layer, size_t tokens
                                          const int32_t *experts);
 TSR_API void tsr_testing_model_routing_hook(tsr_model *m, tsr_testing_routing_hook hook, void *ctx);
 
+/* What a's values are known at construction to lie in (integer arrays made from host data, and
+ * views, copies and value-keeping conversions of them): true with [*min, *max], else false. The
+ * indexing ops skip their bounds check, a stream synchronization on the GPU, for indices known
+ * in range; a test checks the inference itself with this. */
+TSR_API bool tsr_testing_array_value_range(const tsr_array *a, int64_t *min, int64_t *max);
+
 /* The most elements one MPI/NCCL operation of g moves (default INT_MAX, MPI's count limit; bytes
  * for all_gather): larger calls are split into chunks of this size, so a test covers the chunking
  * with small buffers. Every rank sets the same value. TSR_ERR_INVALID for NULL g or a value

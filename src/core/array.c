@@ -12,6 +12,7 @@
 #include "base/shape.h"
 #include "base/status.h"
 #include "core/device.h"
+#include "core/value_range.h"
 #include "core/placement.h"
 #include "core/stream.h"
 
@@ -121,6 +122,7 @@ tsr_status tsri_node_new(tsr_array **out, tsri_primitive primitive, const void *
   for (int i = 0; i < ninputs; i++)
     a->inputs[i] = tsr_array_retain(inputs[i]);
   a->stream = s; /* acquire's reference */
+  tsri_value_range_inherit(a);
   status = tsri_placement_check(a);
   if (status == TSR_OK) status = tsri_placement_copy_inputs(a);
   if (status != TSR_OK) {
@@ -205,7 +207,9 @@ tsr_status tsr_array_from_data_on(tsr_array **out, const void *data, tsr_dtype d
     tsri_buffer_release(buffer);
     return tsri_error_copy(status, message);
   }
-  return ready_array(what, buffer, dtype, shape, ndim, size, d, out);
+  status = ready_array(what, buffer, dtype, shape, ndim, size, d, out);
+  if (status == TSR_OK) tsri_value_range_from_host(*out, data); /* a copy: immutable from now */
+  return status;
 }
 
 tsr_status tsr_array_from_data(tsr_array **out, const void *data, tsr_dtype dtype,

@@ -57,6 +57,10 @@ struct tsr_array {
   uint64_t visit_epoch;                      /* graph walk bookkeeping (evaluation lock) */
   tsri_task task;                 /* task.seq: the node's place on `stream` once submitted */
   struct tsr_array *release_next; /* iterative destruction: no recursion on long chains */
+  /* Integer arrays: every value lies in [range_min, range_max] when range_known (set at
+     construction: core/value_range.h). */
+  bool range_known;
+  int64_t range_min, range_max;
 };
 
 /* A lazy node: shape/dtype given, the op's parameter struct copied (params_size bytes, any size;

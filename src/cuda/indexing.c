@@ -114,14 +114,38 @@ static tsr_status report_index(const tsri_op *op, int64_t flat, int64_t dim, int
                     (long long)host_int(bytes, indices->dtype), where, (long long)dim, axis, shape);
 }
 
-/* Checks every index (into a device flag), gathers the output when it has elements (a_strides
-   and idx_strides per output axis), then reads the flag back, waiting for the stream. */
-static tsr_status take_run(const tsri_op *op, const int64_t *a_strides,
-                           const int64_t *idx_strides) {
+/* The output gathered (a_strides and idx_strides per output axis); an out-of-range index's
+   element is skipped, so a bad index never reads outside a. */
+static tsr_status launch_gather(const tsri_op *op, const int64_t *a_strides,
+                                const int64_t *idx_strides) {
   const tsri_view *a = &op->in[0], *indices = &op->in[1], *out = &op->out;
-  if (indices->size == 0) return TSR_OK; /* then the output is empty too */
+  if (out->size == 0) return TSR_OK;
   int axis = TSRI_PARAMS(op, tsri_take_params)->axis, index_dtype = (int)indices->dtype;
   int64_t dim = a->shape[axis], axis_stride = a->strides[axis];
+  tsri_cuda_strided gather;
+  layout_init(&gather, out->shape, out->ndim);
+  layout_add(&gather, a_strides, a->offset);
+  layout_add(&gather, idx_strides, indices->offset);
+  tsri_cuda_strided_simplify(&gather);
+  char options[64];
+  snprintf(options, sizeof options, "-DTSR_INDEXING_KIND=2 -DTSR_INDEXING_BYTES=%zu",
+           tsr_dtype_size(out->dtype));
+  void *args[] = {&gather, (void *)&a->data,  (void *)&indices->data, &index_dtype, &axis_stride,
+                  &dim,    (void *)&out->data};
+  return launch_layout(op, "indexing", options, &gather, args);
+}
+
+/* Checks every index (into a device flag), gathers the output, then reads the flag back,
+   waiting for the stream. Indices proven in range at construction (core/value_range.h) skip the
+   check and its synchronization. */
+static tsr_status take_run(const tsri_op *op, const int64_t *a_strides,
+                           const int64_t *idx_strides) {
+  const tsri_take_params *params = TSRI_PARAMS(op, tsri_take_params);
+  const tsri_view *a = &op->in[0], *indices = &op->in[1];
+  if (indices->size == 0) return TSR_OK; /* then the output is empty too */
+  if (params->indices_in_range) return launch_gather(op, a_strides, idx_strides);
+  int axis = params->axis, index_dtype = (int)indices->dtype;
+  int64_t dim = a->shape[axis];
   tsri_buffer *flag = NULL;
   tsr_status status = tsri_buffer_alloc(op->device, sizeof(unsigned long long), &flag);
   if (status != TSR_OK) return status;
@@ -136,19 +160,7 @@ static tsr_status take_run(const tsri_op *op, const int64_t *a_strides,
     void *args[] = {&check, (void *)&indices->data, &index_dtype, &dim, &flag->data};
     status = launch_layout(op, "indexing", "-DTSR_INDEXING_KIND=1", &check, args);
   }
-  if (status == TSR_OK && out->size > 0) {
-    tsri_cuda_strided gather;
-    layout_init(&gather, out->shape, out->ndim);
-    layout_add(&gather, a_strides, a->offset);
-    layout_add(&gather, idx_strides, indices->offset);
-    tsri_cuda_strided_simplify(&gather);
-    char options[64];
-    snprintf(options, sizeof options, "-DTSR_INDEXING_KIND=2 -DTSR_INDEXING_BYTES=%zu",
-             tsr_dtype_size(out->dtype));
-    void *args[] = {&gather, (void *)&a->data,  (void *)&indices->data, &index_dtype, &axis_stride,
-                    &dim,    (void *)&out->data};
-    status = launch_layout(op, "indexing", options, &gather, args);
-  }
+  if (status == TSR_OK) status = launch_gather(op, a_strides, idx_strides);
   unsigned long long first_bad = 0;
   if (status == TSR_OK) {
     status = op->stream->iface->copy(op->stream, &first_bad, flag->data, sizeof first_bad,
