@@ -30,6 +30,7 @@ static tsr_status add_entry(tsr_model_calibration *c, const glm_linear *lin, int
   entry->experts = stacked ? tsr_array_dim(lin->weight, 0) : 0;
   entry->matrices = !lin->weight ? 0 : stacked ? entry->experts : 1;
   entry->contributes = lin->weight != NULL;
+  entry->bits = lin->weight && lin->quant.quantized ? lin->quant.bits : 0;
   size_t in = lin->in_features > 0 ? (size_t)lin->in_features : 1;
   entry->channel_squares = calloc(in, sizeof *entry->channel_squares);
   if (!entry->channel_squares)
@@ -221,7 +222,6 @@ tsr_status tsr_model_calibration_linear(const tsr_model_calibration *c, size_t i
     return tsr_error_set(TSR_ERR_INVALID, "calibration_linear: no linear %zu (of %zu)", i,
                          c ? c->n : 0);
   const cal_linear *lin = &c->linears[i];
-  const glm_linear *weights = lin->linear;
   int64_t matrices = lin->experts ? lin->experts : 1;
   *out = (tsr_calibration_linear){
       .name = lin->name,
@@ -230,7 +230,7 @@ tsr_status tsr_model_calibration_linear(const tsr_model_calibration *c, size_t i
       .out_features = lin->out_features,
       .experts = lin->experts,
       .parameters = (uint64_t)(matrices * lin->out_features * lin->in_features),
-      .bits = weights->quant.quantized ? weights->quant.bits : 0,
+      .bits = lin->bits,
       .values = lin->hist.values,
       .absmax = lin->hist.absmax,
       .p50 = cal_histogram_percentile(&lin->hist, 0.5),

@@ -32,7 +32,8 @@ typedef struct {
   const glm_linear *linear; /* this rank's shard; its weight NULL where another rank holds it all */
   const glm_linear *partner; /* a split glm4 gate_up's up rows, weighed with the gate; else NULL */
   int64_t layer, experts;    /* experts: the whole layer's (0 unstacked) */
-  int64_t matrices;     /* the matrices this rank holds: its experts, 1, or 0 (held elsewhere) */
+  int64_t matrices; /* the matrices this rank holds: its experts, 1, or 0 (held elsewhere) */
+  int bits;         /* as loaded: 0 float, else the quantized bits (the holder's, under a group) */
   cal_histogram hist;   /* of the whole input (combined over the ranks when split) */
   cal_histogram *local; /* under a group, a linear whose input values are split over the
                            ranks (o_proj and down_proj's channels, the routed down_proj's

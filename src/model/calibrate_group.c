@@ -197,21 +197,23 @@ static tsr_status sum_histograms(tsr_model_calibration *c) {
   return st;
 }
 
-/* Every linear's |x| maximum (a double's bits: order-preserving for values >= 0) and ledger peak
-   over the ranks. */
+/* Every linear's |x| maximum (a double's bits: order-preserving for values >= 0), ledger peak and
+   loaded bits (a rank-0 shared expert's elsewhere) over the ranks. */
 static tsr_status take_maxima(tsr_model_calibration *c) {
-  uint64_t *values = malloc(2 * c->n * sizeof *values);
+  uint64_t *values = malloc(3 * c->n * sizeof *values);
   if (!values) return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for the maxima");
   for (size_t i = 0; i < c->n; i++) {
     const cal_linear *lin = &c->linears[i];
     double absmax = lin->local ? lin->local->absmax : lin->hist.absmax;
-    memcpy(&values[2 * i], &absmax, sizeof absmax);
-    values[2 * i + 1] = lin->peak_in_use;
+    memcpy(&values[3 * i], &absmax, sizeof absmax);
+    values[3 * i + 1] = lin->peak_in_use;
+    values[3 * i + 2] = (uint64_t)lin->bits;
   }
-  tsr_status st = max_host(c, values, 2 * c->n);
+  tsr_status st = max_host(c, values, 3 * c->n);
   for (size_t i = 0; st == TSR_OK && i < c->n; i++) {
-    memcpy(&c->linears[i].hist.absmax, &values[2 * i], sizeof(double));
-    c->linears[i].peak_in_use = values[2 * i + 1];
+    memcpy(&c->linears[i].hist.absmax, &values[3 * i], sizeof(double));
+    c->linears[i].peak_in_use = values[3 * i + 1];
+    c->linears[i].bits = (int)values[3 * i + 2];
   }
   free(values);
   return st;

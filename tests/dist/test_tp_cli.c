@@ -124,12 +124,12 @@ static void same_linears(const char *split_out, const char *alone_out, const cha
   const cJSON *ls = cJSON_GetObjectItemCaseSensitive(split, "linears");
   const cJSON *la = cJSON_GetObjectItemCaseSensitive(alone, "linears");
   CHECK_EQ_INT(cJSON_GetArraySize(ls), cJSON_GetArraySize(la));
-  static const char *const exact[4] = {"in_features", "out_features", "experts", "values"};
+  static const char *const exact[5] = {"in_features", "out_features", "experts", "values", "bits"};
   for (int i = 0; i < cJSON_GetArraySize(la); i++) {
     const cJSON *s = cJSON_GetArrayItem(ls, i), *a = cJSON_GetArrayItem(la, i);
     const char *name = cJSON_GetObjectItemCaseSensitive(a, "name")->valuestring;
     CHECK(strcmp(cJSON_GetObjectItemCaseSensitive(s, "name")->valuestring, name) == 0);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
       if (number_of(s, exact[k]) != number_of(a, exact[k]))
         CHECK_FAIL_("%s: %s: %s %g, alone %g", what, name, exact[k], number_of(s, exact[k]),
                     number_of(a, exact[k]));
