@@ -1,7 +1,9 @@
 /* model/calibrate_recipe.c — the mixed-precision recipe of tsr_model_calibration_recipe: each
  * linear's output error at 4 and 8 bits, weighted by the input channels' observed mean squares,
  * and the greedy choice of which linears get 8 bits within a bits-per-weight budget. Affine
- * quantization with group 64 only (convert's default mode and group). */
+ * quantization with group 64 only (convert's default mode and group). A model split over a group
+ * is weighed shard by shard, each rank its share, and the shares summed (calibrate_group.c says
+ * why they add up to the unsplit model's errors). */
 #include <stdlib.h>
 #include <string.h>
 
