@@ -26,10 +26,12 @@
  * absolute maximum is exact. Memory on the host: a few tens of KiB per linear, whatever the number
  * of tokens.
  *
- * A model loaded with a tensor-parallel group (tsr_model_options.group) calibrates too when it is
- * dense: every rank calls each function, and every rank then holds the whole model's statistics
- * (the ranks' shares combined after each prompt). A split MoE model is TSR_ERR_UNSUPPORTED at
- * tsr_model_calibration_new, a split model's recipe at tsr_model_calibration_recipe.
+ * A model loaded with a tensor-parallel group (tsr_model_options.group), dense or MoE, calibrates
+ * too: every rank calls each function, and every rank then holds the whole model's statistics
+ * (the ranks' shares combined after each prompt: a routed expert's inputs are observed on the
+ * rank that holds it) and, from tsr_model_calibration_recipe, the same recipe as the model loaded
+ * without a group (each linear's errors summed over the ranks' shards; equal to the unsplit ones
+ * within the split forward's float32 reordering, test_mpi_calibrate).
  *
  * Threads: a calibration belongs to one thread at a time, and while it lives its model must not
  * be used by other threads (the observer is installed on the model). Every call blocks. */
@@ -69,8 +71,7 @@ typedef struct {
 
 /* A calibration of m (which must outlive it): installs an observer on m, so m's other forward
  * passes (sessions, logits) are observed too until it is freed. TSR_ERR_INVALID for NULL
- * arguments; TSR_ERR_STATE when m already has one; TSR_ERR_UNSUPPORTED when m was loaded
- * tensor-parallel (a group in its options); TSR_ERR_NOMEM. */
+ * arguments; TSR_ERR_STATE when m already has one; TSR_ERR_NOMEM. */
 TSR_API tsr_status tsr_model_calibration_new(tsr_model_calibration **out, tsr_model *m);
 /* Removes the observer and frees everything (NULL is a no-op). */
 TSR_API void tsr_model_calibration_free(tsr_model_calibration *c);

@@ -8,9 +8,12 @@
 
 #include "model/calibrate.h"
 
-static tsr_status add_linear(tsr_model_calibration *c, const glm_linear *lin, int64_t layer,
-                             const char *name) {
-  if (!lin->weight) return TSR_OK;
+/* An entry for `lin`; `held` false: another rank holds it all (its weight is NULL here), and the
+ * entry keeps every rank's table the same (calibrate_group.c combines the tables entry by entry).
+ */
+static tsr_status add_entry(tsr_model_calibration *c, const glm_linear *lin, int64_t layer,
+                            const char *name, bool held) {
+  if (!lin->weight && held) return TSR_OK;
   if (c->n == c->cap) {
     size_t cap = c->cap ? c->cap * 2 : 16;
     cal_linear *grown = realloc(c->linears, cap * sizeof *grown);
@@ -23,17 +26,28 @@ static tsr_status add_linear(tsr_model_calibration *c, const glm_linear *lin, in
   snprintf(entry->name, sizeof entry->name, "%s", name);
   entry->linear = lin;
   entry->layer = layer;
-  entry->experts = tsr_array_ndim(lin->weight) == 3 ? tsr_array_dim(lin->weight, 0) : 0;
-  entry->channel_squares = calloc((size_t)lin->in_features, sizeof *entry->channel_squares);
+  bool stacked = lin->weight && tsr_array_ndim(lin->weight) == 3;
+  entry->experts = stacked ? tsr_array_dim(lin->weight, 0) : 0;
+  entry->matrices = !lin->weight ? 0 : stacked ? entry->experts : 1;
+  entry->contributes = lin->weight != NULL;
+  entry->bits = lin->weight && lin->quant.quantized ? lin->quant.bits : 0;
+  size_t in = lin->in_features > 0 ? (size_t)lin->in_features : 1;
+  entry->channel_squares = calloc(in, sizeof *entry->channel_squares);
   if (!entry->channel_squares)
     return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for %s", name);
   c->n++;
   return TSR_OK;
 }
 
-/* prefix.gate_proj/up_proj/down_proj, or prefix.gate_up_proj and prefix.down_proj. */
+static tsr_status add_linear(tsr_model_calibration *c, const glm_linear *lin, int64_t layer,
+                             const char *name) {
+  return add_entry(c, lin, layer, name, true);
+}
+
+/* prefix.gate_proj/up_proj/down_proj, or prefix.gate_up_proj and prefix.down_proj; `held` false:
+ * the MLP is another rank's (a shared expert held whole by rank 0). */
 static tsr_status add_mlp(tsr_model_calibration *c, const glm_mlp *mlp, int64_t layer,
-                          const char *prefix) {
+                          const char *prefix, bool held) {
   static const char *const split[3] = {"gate_proj", "up_proj", "down_proj"};
   const glm_linear *parts[3] = {&mlp->gate, &mlp->up, &mlp->down};
   /* glm4's checkpoint module is the fused gate_up; a split model holds it as this rank's gate and
@@ -46,7 +60,9 @@ static tsr_status add_mlp(tsr_model_calibration *c, const glm_mlp *mlp, int64_t 
   for (int i = 0; i < 3 && st == TSR_OK; i++) {
     if (!parts[i]) continue;
     snprintf(name, sizeof name, "%s.%s", prefix, fused && i == 0 ? "gate_up_proj" : split[i]);
-    st = add_linear(c, parts[i], layer, name);
+    st = add_entry(c, parts[i], layer, name, held);
+    if (st == TSR_OK && fused && !mlp->fused && i == 0 && mlp->up.weight)
+      c->linears[c->n - 1].partner = &mlp->up; /* the recipe weighs the module's up rows too */
   }
   return st;
 }
@@ -62,16 +78,16 @@ static tsr_status add_layer(tsr_model_calibration *c, const glm_layer *layer, in
   }
   if (st != TSR_OK) return st;
   snprintf(prefix, sizeof prefix, "model.layers.%lld.mlp", (long long)index);
-  if (!layer->is_moe) return add_mlp(c, &layer->mlp, index, prefix);
+  if (!layer->is_moe) return add_mlp(c, &layer->mlp, index, prefix, true);
   const glm_linear *stacked[3] = {&layer->moe.gate, &layer->moe.up, &layer->moe.down};
   static const char *const names[3] = {"gate_proj", "up_proj", "down_proj"};
   for (int i = 0; i < 3 && st == TSR_OK; i++) {
     snprintf(name, sizeof name, "%s.switch_mlp.%s", prefix, names[i]);
     st = add_linear(c, stacked[i], index, name);
   }
-  if (st != TSR_OK || !layer->moe.has_shared) return st;
+  if (st != TSR_OK || c->model->cfg.n_shared_experts <= 0) return st;
   snprintf(name, sizeof name, "%s.shared_experts", prefix);
-  return add_mlp(c, &layer->moe.shared, index, name);
+  return add_mlp(c, &layer->moe.shared, index, name, layer->moe.has_shared);
 }
 
 /* Every linear the forward runs, in its order; a head tied to the embedding is named as the
@@ -88,7 +104,7 @@ static tsr_status build_table(tsr_model_calibration *c) {
 
 static cal_linear *find_linear(tsr_model_calibration *c, const tsr_array *weight) {
   for (size_t i = 0; i < c->n; i++)
-    if (c->linears[i].linear->weight == weight) return &c->linears[i];
+    if (weight && c->linears[i].linear->weight == weight) return &c->linears[i];
   return NULL;
 }
 
@@ -206,7 +222,6 @@ tsr_status tsr_model_calibration_linear(const tsr_model_calibration *c, size_t i
     return tsr_error_set(TSR_ERR_INVALID, "calibration_linear: no linear %zu (of %zu)", i,
                          c ? c->n : 0);
   const cal_linear *lin = &c->linears[i];
-  const glm_linear *weights = lin->linear;
   int64_t matrices = lin->experts ? lin->experts : 1;
   *out = (tsr_calibration_linear){
       .name = lin->name,
@@ -215,7 +230,7 @@ tsr_status tsr_model_calibration_linear(const tsr_model_calibration *c, size_t i
       .out_features = lin->out_features,
       .experts = lin->experts,
       .parameters = (uint64_t)(matrices * lin->out_features * lin->in_features),
-      .bits = weights->quant.quantized ? weights->quant.bits : 0,
+      .bits = lin->bits,
       .values = lin->hist.values,
       .absmax = lin->hist.absmax,
       .p50 = cal_histogram_percentile(&lin->hist, 0.5),

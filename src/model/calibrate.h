@@ -23,18 +23,30 @@ void cal_histogram_add(cal_histogram *h, const float *x, size_t n);
  * nothing was added. q in (0, 1]. */
 double cal_histogram_percentile(const cal_histogram *h, double q);
 
+/* The recipe's quantization group (affine, convert's default). */
+enum { CAL_RECIPE_GROUP = 64 };
+
 /* One observed linear layer. */
 typedef struct {
   char name[160];
-  const glm_linear *linear;
-  int64_t layer, experts;
-  cal_histogram hist;                /* of the whole input (combined over the ranks when split) */
-  cal_histogram *local;              /* under a group, a linear whose input is split over the ranks
-                                        (o_proj, down_proj): this rank's part, summed into hist; else NULL */
+  const glm_linear *linear; /* this rank's shard; its weight NULL where another rank holds it all */
+  const glm_linear *partner; /* a split glm4 gate_up's up rows, weighed with the gate; else NULL */
+  int64_t layer, experts;    /* experts: the whole layer's (0 unstacked) */
+  int64_t matrices; /* the matrices this rank holds: its experts, 1, or 0 (held elsewhere) */
+  int bits;         /* as loaded: 0 float, else the quantized bits (the holder's, under a group) */
+  cal_histogram hist;   /* of the whole input (combined over the ranks when split) */
+  cal_histogram *local; /* under a group, a linear whose input values are split over the
+                           ranks (o_proj and down_proj's channels, the routed down_proj's
+                           rows, a shared expert held by rank 0 alone): this rank's part,
+                           summed into hist; else NULL */
   int64_t in_features, out_features; /* the whole layer's, not this rank's shard */
   double *channel_squares; /* [this rank's in_features]: sum of x_j^2 over every row observed */
   uint64_t rows;
   uint64_t peak_in_use;
+  /* Under a group, how the recipe weighs it (calibrate_group.c): */
+  bool contributes; /* this rank's errors count in the sum over the ranks (not a replica's) */
+  bool rows_split;  /* the ranks saw disjoint rows (routed down_proj): squares summed first */
+  bool gather;      /* input channels split off CAL_RECIPE_GROUP boundaries: weighed gathered */
   double error_4bit, error_8bit;
   int proposed_bits;
 } cal_linear;
@@ -54,9 +66,13 @@ struct tsr_model_calibration {
 tsr_status cal_linear_errors(tsr_model_calibration *c, cal_linear *lin);
 
 /* Under a tensor-parallel group (calibrate_group.c; no-ops without one): each linear's whole
- * shape and whether its input is split (TSR_ERR_UNSUPPORTED for an MoE model); after a prompt,
- * the split inputs' histograms summed over the ranks and every maximum taken over them. */
+ * shape, how its statistics are split and how the recipe weighs it; after a prompt, the split
+ * inputs' histograms summed over the ranks and every maximum taken over them. */
 tsr_status cal_group_prepare(tsr_model_calibration *c);
 tsr_status cal_group_combine(tsr_model_calibration *c);
+/* sum[i] = the sum over the ranks of mine[i] (n doubles), added in rank order in float64 on every
+ * rank, so every rank gets the same bits. sum may be mine. */
+tsr_status cal_group_sum_doubles(const tsr_model_calibration *c, const double *mine, double *sum,
+                                 size_t n);
 
 #endif

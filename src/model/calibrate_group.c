@@ -1,11 +1,25 @@
 /* model/calibrate_group.c — a calibration of a model split over a tensor-parallel group
  * (model/glm_shard.h): every rank observes its own shard's inputs, so the statistics are made
- * whole here. Column-parallel linears (q/k/v, gate/up, lm_head) take the whole input on every
- * rank: their histograms are already complete and equal. The row-parallel ones (o_proj,
- * down_proj) take this rank's slice of the input channels: their histograms are summed over the
- * ranks (disjoint slices of the same rows), and the maxima (|x|, the ledger's peak) taken over
- * them. Dense models only (an MoE rank observes only the experts it holds, padded), and no
- * recipe yet (calibrate_recipe.c refuses a split model). */
+ * whole here, and the recipe's weighing is planned so that the ranks' errors add up to the whole
+ * model's.
+ *
+ * Histograms. Column-parallel linears (q/k/v, gate/up, lm_head) and the routed experts' gate/up
+ * (every rank routes every token and observes every token's input, glm_moe.c) take the whole
+ * input on every rank: their histograms are already complete and equal. The others hold a
+ * disjoint part of the input values on each rank, summed over the ranks: o_proj's and a split
+ * down_proj's input channels, the routed down_proj's rows (each (token, chosen expert) pair is
+ * observed on the one rank that holds the expert; the padding pairs are not observed at all), and
+ * a shared expert held whole by rank 0 (the others add nothing). The maxima (|x|, the ledger's
+ * peak) are taken over the ranks.
+ *
+ * Weighing (calibrate_recipe.c). A linear's error is a sum over its output rows and experts of
+ * per-row terms whose quantization groups run along the input axis, so disjoint rows (column-
+ * parallel shards) and disjoint experts add up: every rank weighs its own part and the parts are
+ * summed. A replica (key/value heads shared by a run of ranks, a replicated lm_head) counts once,
+ * on the first rank that holds it. The routed down_proj's channel squares are summed over the
+ * ranks before weighing (its rows were split). A row-parallel linear (input channels split) adds
+ * up too when each rank's channels are whole groups of CAL_RECIPE_GROUP; otherwise (small models)
+ * its shards are gathered and weighed whole, counted on rank 0. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,28 +30,70 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* The whole layer's shape from the config, and whether its input is split. */
-static void whole_shape(const tsr_model_calibration *c, cal_linear *lin, bool *split_input) {
+/* A row-parallel linear of `in` whole inputs: local histograms, and gathered for weighing when a
+   rank's channels are not whole recipe groups. */
+static void split_channels(const tsr_model_calibration *c, cal_linear *lin, int64_t in,
+                           bool *local) {
+  *local = true;
+  lin->gather = (in / c->model->shard.ranks) % CAL_RECIPE_GROUP != 0;
+}
+
+/* An MoE block's routed experts (switch_mlp) and shared expert. */
+static void moe_shape(const tsr_model_calibration *c, cal_linear *lin, bool *local) {
   const glm_config *cfg = &c->model->cfg;
+  int64_t h = cfg->hidden_size, im = cfg->moe_intermediate_size;
+  bool down = ends_with(lin->name, ".down_proj");
+  if (strstr(lin->name, ".switch_mlp.")) {
+    lin->experts = cfg->n_routed_experts;
+    lin->in_features = down ? im : h;
+    lin->out_features = down ? h : im;
+    *local = down; /* down: this rank's experts' rows; gate/up: every token on every rank */
+    lin->rows_split = down;
+    return;
+  }
+  int64_t width = im * cfg->n_shared_experts;
+  lin->in_features = down ? width : h;
+  lin->out_features = down ? h : width;
+  const glm_linear *mine = lin->linear;
+  bool split = mine->weight && (down ? mine->in_features : mine->out_features) != width;
+  if (split && down) {
+    split_channels(c, lin, width, local);
+  } else if (!split) { /* held whole by rank 0: the others add nothing */
+    *local = true;
+  }
+}
+
+/* The whole layer's shape from the config, whether its input values are split over the ranks
+ * (local histograms summed), and how the recipe weighs it. */
+static void whole_shape(const tsr_model_calibration *c, cal_linear *lin, bool *local) {
+  const glm_config *cfg = &c->model->cfg;
+  const glm_shard *sh = &c->model->shard;
   int64_t attention = cfg->num_heads * cfg->head_dim, kv = cfg->num_kv_heads * cfg->head_dim;
   int64_t in = cfg->hidden_size, out = cfg->hidden_size;
-  *split_input = false;
+  *local = false;
+  if (strstr(lin->name, ".switch_mlp.") || strstr(lin->name, ".shared_experts.")) {
+    moe_shape(c, lin, local);
+    return;
+  }
   if (ends_with(lin->name, ".q_proj")) {
     out = attention;
   } else if (ends_with(lin->name, ".k_proj") || ends_with(lin->name, ".v_proj")) {
     out = kv;
+    if (cfg->num_kv_heads % sh->ranks != 0) /* replicated: ranks / kv_heads ranks share a head */
+      lin->contributes = sh->rank % (sh->ranks / cfg->num_kv_heads) == 0;
   } else if (ends_with(lin->name, ".o_proj")) {
     in = attention;
-    *split_input = true;
+    split_channels(c, lin, in, local);
   } else if (ends_with(lin->name, ".gate_proj") || ends_with(lin->name, ".up_proj")) {
     out = cfg->intermediate_size;
   } else if (ends_with(lin->name, ".gate_up_proj")) {
     out = 2 * cfg->intermediate_size;
   } else if (ends_with(lin->name, ".down_proj")) {
     in = cfg->intermediate_size;
-    *split_input = true;
+    split_channels(c, lin, in, local);
   } else { /* the head */
     out = cfg->vocab_size;
+    if (!sh->vocab_split) lin->contributes = sh->rank == 0; /* replicated */
   }
   lin->in_features = in;
   lin->out_features = out;
@@ -49,19 +105,11 @@ tsr_status cal_group_prepare(tsr_model_calibration *c) {
     c->linears[i].out_features = c->linears[i].linear->out_features;
   }
   if (c->model->shard.ranks == 1) return TSR_OK;
-  const glm_weights *w = &c->model->weights;
-  for (int64_t i = 0; i < w->n_layers; i++)
-    if (w->layers[i].is_moe)
-      return tsr_error_set(TSR_ERR_UNSUPPORTED,
-                           "calibration_new: the model is split over a group and layer %lld is "
-                           "MoE; a split calibration takes dense models only (calibrate the MoE "
-                           "model loaded without a group)",
-                           (long long)i);
   for (size_t i = 0; i < c->n; i++) {
     cal_linear *lin = &c->linears[i];
-    bool split_input = false;
-    whole_shape(c, lin, &split_input);
-    if (!split_input) continue;
+    bool local = false;
+    whole_shape(c, lin, &local);
+    if (!local) continue;
     lin->local = calloc(1, sizeof *lin->local);
     if (!lin->local)
       return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for %s", lin->name);
@@ -97,6 +145,34 @@ static tsr_status max_host(const tsr_model_calibration *c, uint64_t *values, siz
   return st;
 }
 
+tsr_status cal_group_sum_doubles(const tsr_model_calibration *c, const double *mine, double *sum,
+                                 size_t n) {
+  if (c->model->shard.ranks == 1) {
+    if (sum != mine) memcpy(sum, mine, n * sizeof *sum);
+    return TSR_OK;
+  }
+  int ranks = c->model->shard.ranks;
+  int64_t shape[1] = {(int64_t)n};
+  tsr_array *bits = NULL, *all = NULL;
+  double *gathered = malloc(((size_t)ranks * n + 1) * sizeof *gathered);
+  if (!gathered) return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for a sum");
+  tsr_device cpu = {TSR_CPU, 0};
+  /* the doubles' bits as int64: gathered, not summed, so nothing is rounded in transit */
+  tsr_status st = tsr_array_from_data_on(&bits, mine, TSR_INT64, shape, 1, cpu);
+  if (st == TSR_OK) st = tsr_all_gather(&all, bits, c->model->group, tsr_default_stream(cpu));
+  if (st == TSR_OK) st = tsr_array_read(all, gathered, (size_t)ranks * n * sizeof *gathered);
+  for (size_t i = 0; st == TSR_OK && i < n; i++) {
+    double total = 0;
+    for (int r = 0; r < ranks; r++)
+      total += gathered[(size_t)r * n + i];
+    sum[i] = total;
+  }
+  tsr_array_release(bits);
+  tsr_array_release(all);
+  free(gathered);
+  return st;
+}
+
 /* The split inputs' histograms (counts and value counts) summed into hist. */
 static tsr_status sum_histograms(tsr_model_calibration *c) {
   size_t split = 0, width = CAL_BINS + 1;
@@ -121,21 +197,23 @@ static tsr_status sum_histograms(tsr_model_calibration *c) {
   return st;
 }
 
-/* Every linear's |x| maximum (a double's bits: order-preserving for values >= 0) and ledger peak
-   over the ranks. */
+/* Every linear's |x| maximum (a double's bits: order-preserving for values >= 0), ledger peak and
+   loaded bits (a rank-0 shared expert's elsewhere) over the ranks. */
 static tsr_status take_maxima(tsr_model_calibration *c) {
-  uint64_t *values = malloc(2 * c->n * sizeof *values);
+  uint64_t *values = malloc(3 * c->n * sizeof *values);
   if (!values) return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for the maxima");
   for (size_t i = 0; i < c->n; i++) {
     const cal_linear *lin = &c->linears[i];
     double absmax = lin->local ? lin->local->absmax : lin->hist.absmax;
-    memcpy(&values[2 * i], &absmax, sizeof absmax);
-    values[2 * i + 1] = lin->peak_in_use;
+    memcpy(&values[3 * i], &absmax, sizeof absmax);
+    values[3 * i + 1] = lin->peak_in_use;
+    values[3 * i + 2] = (uint64_t)lin->bits;
   }
-  tsr_status st = max_host(c, values, 2 * c->n);
+  tsr_status st = max_host(c, values, 3 * c->n);
   for (size_t i = 0; st == TSR_OK && i < c->n; i++) {
-    memcpy(&c->linears[i].hist.absmax, &values[2 * i], sizeof(double));
-    c->linears[i].peak_in_use = values[2 * i + 1];
+    memcpy(&c->linears[i].hist.absmax, &values[3 * i], sizeof(double));
+    c->linears[i].peak_in_use = values[3 * i + 1];
+    c->linears[i].bits = (int)values[3 * i + 2];
   }
   free(values);
   return st;

@@ -1,7 +1,9 @@
 /* model/calibrate_recipe.c — the mixed-precision recipe of tsr_model_calibration_recipe: each
  * linear's output error at 4 and 8 bits, weighted by the input channels' observed mean squares,
  * and the greedy choice of which linears get 8 bits within a bits-per-weight budget. Affine
- * quantization with group 64 only (convert's default mode and group). */
+ * quantization with group 64 only (convert's default mode and group). A model split over a group
+ * is weighed shard by shard, each rank its share, and the shares summed (calibrate_group.c says
+ * why they add up to the unsplit model's errors). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,7 +12,7 @@
 #include "model/calibrate.h"
 #include "model/progress.h"
 
-enum { RECIPE_GROUP = 64 };
+enum { RECIPE_GROUP = CAL_RECIPE_GROUP };
 
 /* Matrix `index` of a linear's weight (an expert of a stacked one), as float32 [out, in]. */
 static tsr_status float_matrix(const glm_linear *lin, int64_t experts, int64_t index, tsr_stream *s,
@@ -84,13 +86,15 @@ static tsr_status weighted_error(tsr_array *w, tsr_array *m, int bits, tsr_strea
   return st;
 }
 
-/* Adds one matrix's 4- and 8-bit errors to lin's. */
-static tsr_status matrix_errors(tsr_model_calibration *c, cal_linear *lin, int64_t index,
+/* Adds one matrix's 4- and 8-bit errors (matrix `index` of `weights`, stacked when `experts`) to
+   lin's. */
+static tsr_status matrix_errors(tsr_model_calibration *c, cal_linear *lin,
+                                const glm_linear *weights, int64_t experts, int64_t index,
                                 tsr_array *mean_square) {
   tsr_stream *s = tsr_default_stream(c->model->device);
   tsr_array *w = NULL;
   double errors[2] = {0, 0};
-  tsr_status st = float_matrix(lin->linear, lin->experts, index, s, &w);
+  tsr_status st = float_matrix(weights, experts, index, s, &w);
   if (st == TSR_OK) st = weighted_error(w, mean_square, 4, s, &errors[0]);
   if (st == TSR_OK) st = weighted_error(w, mean_square, 8, s, &errors[1]);
   tsr_array_release(w);
@@ -99,29 +103,139 @@ static tsr_status matrix_errors(tsr_model_calibration *c, cal_linear *lin, int64
   return st;
 }
 
-/* The channels' mean squares [in] as a float32 array on the model's device. */
+/* The channels' mean squares [in] (squares over `rows` rows) as a float32 array on the model's
+   device. */
 static tsr_status mean_squares(const tsr_model_calibration *c, const cal_linear *lin,
-                               tsr_array **out) {
+                               const double *squares, uint64_t rows, tsr_array **out) {
   int64_t in = lin->linear->in_features;
   float *host = malloc((size_t)in * sizeof *host);
   if (!host) return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory weighing %s", lin->name);
   for (int64_t j = 0; j < in; j++)
-    host[j] = lin->rows ? (float)(lin->channel_squares[j] / (double)lin->rows) : 0.0f;
+    host[j] = rows ? (float)(squares[j] / (double)rows) : 0.0f;
   tsr_status st = tsr_array_from_data_on(out, host, TSR_FLOAT32, &in, 1, c->model->device);
   free(host);
   return st;
 }
 
-tsr_status cal_linear_errors(tsr_model_calibration *c, cal_linear *lin) {
-  lin->error_4bit = lin->error_8bit = 0;
-  tsr_array *m = NULL;
-  tsr_status st = mean_squares(c, lin, &m);
-  int64_t matrices = lin->experts ? lin->experts : 1;
-  for (int64_t e = 0; e < matrices && st == TSR_OK; e++)
-    st = matrix_errors(c, lin, e, m);
-  tsr_array_release(m);
+static tsr_status name_failure(const cal_linear *lin, tsr_status st) {
   if (st != TSR_OK && !strstr(tsr_last_error(), lin->name))
     st = tsr_error_set(st, "calibrate: weighing %s: %s", lin->name, tsr_last_error());
+  return st;
+}
+
+/* lin's errors over this rank's matrices (and a split gate_up's up rows) for channel squares
+   `squares` over `rows` rows. */
+static tsr_status errors_with(tsr_model_calibration *c, cal_linear *lin, const double *squares,
+                              uint64_t rows) {
+  lin->error_4bit = lin->error_8bit = 0;
+  tsr_array *m = NULL;
+  tsr_status st = mean_squares(c, lin, squares, rows, &m);
+  for (int64_t e = 0; e < lin->matrices && st == TSR_OK; e++)
+    st = matrix_errors(c, lin, lin->linear, lin->experts ? lin->matrices : 0, e, m);
+  if (st == TSR_OK && lin->partner) st = matrix_errors(c, lin, lin->partner, 0, 0, m);
+  tsr_array_release(m);
+  return name_failure(lin, st);
+}
+
+tsr_status cal_linear_errors(tsr_model_calibration *c, cal_linear *lin) {
+  return errors_with(c, lin, lin->channel_squares, lin->rows);
+}
+
+/* A split linear whose ranks saw disjoint rows (the routed down_proj): weighed with the channel
+   squares and row counts summed over the ranks (every rank takes part in the sum). */
+static tsr_status weigh_rows_split(tsr_model_calibration *c, cal_linear *lin) {
+  size_t in = (size_t)lin->linear->in_features;
+  double *squares = malloc((in + 1) * sizeof *squares);
+  if (!squares)
+    return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory weighing %s", lin->name);
+  memcpy(squares, lin->channel_squares, in * sizeof *squares);
+  squares[in] = (double)lin->rows; /* exact: row counts are far below 2^53 */
+  tsr_status st = cal_group_sum_doubles(c, squares, squares, in + 1);
+  if (st == TSR_OK && lin->contributes) st = errors_with(c, lin, squares, (uint64_t)squares[in]);
+  if (st == TSR_OK && !lin->contributes) lin->error_4bit = lin->error_8bit = 0;
+  free(squares);
+  return st;
+}
+
+/* *a = its transpose (2-D). */
+static tsr_status transposed(tsr_array **a, tsr_stream *s) {
+  static const int swap[2] = {1, 0};
+  tsr_array *made = NULL;
+  tsr_status st = tsr_transpose(&made, *a, swap, 2, s);
+  st = replace(a, st, made);
+  if (st == TSR_OK) {
+    st = tsr_contiguous(&made, *a, s);
+    st = replace(a, st, made);
+  }
+  return st;
+}
+
+/* A row-parallel linear whose ranks' input channels are not whole recipe groups (a small model):
+   its shards and channel mean squares gathered whole on every rank (rank order is channel order)
+   and weighed there; rank 0's errors count, the others' are zero. */
+static tsr_status weigh_gathered(tsr_model_calibration *c, cal_linear *lin) {
+  tsr_stream *s = tsr_default_stream(c->model->device);
+  tsr_array *w = NULL, *m = NULL, *made = NULL;
+  double errors[2] = {0, 0};
+  tsr_status st = float_matrix(lin->linear, 0, 0, s, &w);
+  if (st == TSR_OK) st = transposed(&w, s); /* [in / N, out]: gathered along the inputs */
+  if (st == TSR_OK) {
+    st = tsr_all_gather(&made, w, c->model->group, s);
+    st = replace(&w, st, made);
+  }
+  if (st == TSR_OK) st = transposed(&w, s);
+  if (st == TSR_OK) st = mean_squares(c, lin, lin->channel_squares, lin->rows, &m);
+  if (st == TSR_OK) {
+    st = tsr_all_gather(&made, m, c->model->group, s);
+    st = replace(&m, st, made);
+  }
+  if (st == TSR_OK) {
+    tsr_array *both[2] = {w, m};
+    st = tsr_eval(both, 2); /* both collectives now, in the same order on every rank */
+  }
+  if (st == TSR_OK) st = weighted_error(w, m, 4, s, &errors[0]);
+  if (st == TSR_OK) st = weighted_error(w, m, 8, s, &errors[1]);
+  tsr_array_release(w);
+  tsr_array_release(m);
+  bool counted = c->model->shard.rank == 0;
+  lin->error_4bit = counted ? errors[0] : 0;
+  lin->error_8bit = counted ? errors[1] : 0;
+  return name_failure(lin, st);
+}
+
+/* One linear's errors: this rank's share of the whole layer's (all of it without a group). */
+static tsr_status weigh(tsr_model_calibration *c, cal_linear *lin) {
+  if (c->model->shard.ranks == 1) return cal_linear_errors(c, lin);
+  if (lin->rows_split) return weigh_rows_split(c, lin);
+  if (lin->gather) return weigh_gathered(c, lin);
+  if (!lin->contributes) {
+    lin->error_4bit = lin->error_8bit = 0;
+    return TSR_OK;
+  }
+  return cal_linear_errors(c, lin);
+}
+
+/* Under a group, every linear's errors summed over the ranks (their shares add up to the whole
+   layer's: calibrate_group.c). The sum runs in float64 in rank order on every rank, so every rank
+   has the same bits and makes the same choice. Against the unsplit model's: each share is one
+   float64 sum rounded once to float32 (weighted_error), so N shares carry N roundings of 2^-24
+   relative instead of one, and the split forward's inputs differ by its reordered float32 sums
+   (test_mpi_calibrate bounds both); ties between linears' gains within that are the only way
+   the split choice can differ from the unsplit one. */
+static tsr_status sum_errors(tsr_model_calibration *c) {
+  if (c->model->shard.ranks == 1) return TSR_OK;
+  double *errors = malloc((2 * c->n + 1) * sizeof *errors);
+  if (!errors) return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for the errors");
+  for (size_t i = 0; i < c->n; i++) {
+    errors[2 * i] = c->linears[i].error_4bit;
+    errors[2 * i + 1] = c->linears[i].error_8bit;
+  }
+  tsr_status st = cal_group_sum_doubles(c, errors, errors, 2 * c->n);
+  for (size_t i = 0; st == TSR_OK && i < c->n; i++) {
+    c->linears[i].error_4bit = errors[2 * i];
+    c->linears[i].error_8bit = errors[2 * i + 1];
+  }
+  free(errors);
   return st;
 }
 
@@ -205,12 +319,13 @@ static tsr_status weigh_all(tsr_model_calibration *c) {
   progress_begin(&bar, "weighing", c->model->progress, total);
   tsr_status st = TSR_OK;
   for (size_t i = 0; i < c->n && st == TSR_OK; i++) {
+    c->linears[i].error_4bit = c->linears[i].error_8bit = 0;
     if (!quantizable(&c->linears[i])) continue;
-    st = cal_linear_errors(c, &c->linears[i]);
+    st = weigh(c, &c->linears[i]);
     progress_tick(&bar, 4 * parameters_of(&c->linears[i]));
   }
   progress_end(&bar);
-  return st;
+  return st == TSR_OK ? sum_errors(c) : st;
 }
 
 tsr_status tsr_model_calibration_recipe(tsr_model_calibration *c, double bits_per_weight,
@@ -225,11 +340,6 @@ tsr_status tsr_model_calibration_recipe(tsr_model_calibration *c, double bits_pe
                          TSR_RECIPE_MAX_BITS_PER_WEIGHT);
   if (c->prompts == 0)
     return tsr_error_set(TSR_ERR_INVALID, "calibration_recipe: no prompt has run yet");
-  if (c->model->shard.ranks > 1)
-    return tsr_error_set(TSR_ERR_UNSUPPORTED,
-                         "calibration_recipe: the model is split over %d ranks; a recipe is "
-                         "weighed on a model loaded without a group",
-                         c->model->shard.ranks);
   tsr_status st = weigh_all(c);
   if (st == TSR_OK) st = choose_bits(c, bits_per_weight);
   if (st == TSR_OK) st = render_block(c, json);

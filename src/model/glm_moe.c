@@ -97,11 +97,10 @@ static tsr_status route(glm_graph *g, tsr_model *m, const glm_moe *moe, int64_t 
   return st;
 }
 
-/* One stacked expert projection for every (token, choice): x [T, 1 or k, 1, in] -> [T, k, 1, out].
- */
+/* One stacked expert projection for every (token, choice): x [T, 1 or k, 1, in] -> [T, k, 1, out]
+ * (the caller hands its input to the observer). */
 static tsr_array *experts_linear(glm_graph *g, const glm_linear *lin, tsr_array *x, tsr_array *ids,
                                  int64_t t, int64_t k) {
-  graph_observe(g, lin->weight, x);
   if (!graph_ok(g)) return NULL;
   if (lin->quant.quantized) {
     const glm_quant *q = &lin->quant;
@@ -131,6 +130,8 @@ typedef struct {
   int32_t *ids;
   float *weights;
   int64_t width;
+  int32_t *real; /* the flat positions (i * width + j) of real choices, not padding, ascending */
+  int64_t reals;
 } local_choices;
 
 static tsr_status keep_local(const glm_shard *sh, int64_t t, int64_t k, const int32_t *experts,
@@ -146,11 +147,15 @@ static tsr_status keep_local(const glm_shard *sh, int64_t t, int64_t k, const in
   out->ids = calloc((size_t)(t * width + 1), sizeof(int32_t) + sizeof(float));
   if (!out->ids) return tsr_error_set(TSR_ERR_NOMEM, "moe: out of memory for the local experts");
   out->weights = (float *)(out->ids + t * width + 1);
+  out->real = malloc((size_t)(t * width + 1) * sizeof *out->real);
+  if (!out->real) return tsr_error_set(TSR_ERR_NOMEM, "moe: out of memory for the local experts");
+  out->reals = 0;
   for (int64_t i = 0; i < t; i++)
     for (int64_t j = 0, kept = 0; j < k; j++) {
       int64_t local = experts[i * k + j] - first;
       if (local < 0 || local >= sh->experts) continue;
       out->ids[i * width + kept] = (int32_t)local;
+      out->real[out->reals++] = (int32_t)(i * width + kept);
       out->weights[i * width + kept++] = weights[i * k + j];
     }
   return TSR_OK;
@@ -170,31 +175,56 @@ static tsr_status route_local(glm_graph *g, tsr_model *m, const glm_moe *moe, in
   return st;
 }
 
-/* sum over the chosen experts of weight * expert(x), for x [T, H] and `width` choices a token. */
+/* Hands the observer down_proj's input h [T, width, 1, Im] of the real choices only: the padding
+ * rows (a token that chose fewer of this rank's experts than the widest) are expert 0 run on a
+ * token that did not choose it, so a calibration would count values the model never computes. */
+static void observe_down(glm_graph *g, const glm_linear *down, tsr_array *h,
+                         const local_choices *c) {
+  if (!graph_ok(g) || !g->observe) return;
+  int64_t t = tsr_array_dim(h, 0), in = down->in_features;
+  if (c->reals == t * c->width) {
+    graph_observe(g, down->weight, h);
+    return;
+  }
+  int64_t flat[2] = {t * c->width, in}, reals[1] = {c->reals};
+  tsr_array *rows = g_from_data(g, c->real, TSR_INT32, reals, 1, tsr_array_device(h));
+  graph_observe(g, down->weight, g_take(g, g_reshape(g, h, flat, 2), rows, 0));
+}
+
+/* sum over the chosen experts of weight * expert(x), for x [T, H] and `width` choices a token.
+ * Every rank hands the observer the gate and up input (every token's x) even when none of its
+ * experts was chosen, so split over a group each rank has seen what the whole model sees. */
 static tsr_array *routed_experts(glm_graph *g, tsr_model *m, const glm_moe *moe, tsr_array *x,
                                  const local_choices *c) {
   int64_t t = tsr_array_dim(x, 0), h = m->cfg.hidden_size, k = c->width;
   int64_t out_shape[2] = {t, h};
-  if (k == 0) return g_zeros(g, out_shape, 2); /* none of this rank's experts was chosen */
   int64_t pairs[2] = {t, k}, weight_shape[4] = {t, k, 1, 1}, x_shape[4] = {t, 1, 1, h};
+  tsr_array *x4 = g_reshape(g, x, x_shape, 4);
+  graph_observe(g, moe->gate.weight, x4);
+  graph_observe(g, moe->up.weight, x4);
+  if (k == 0) return g_zeros(g, out_shape, 2); /* none of this rank's experts was chosen */
   tsr_array *ids = g_from_data(g, c->ids, TSR_INT32, pairs, 2, m->device);
   tsr_array *w = g_from_data(g, c->weights, TSR_FLOAT32, weight_shape, 4, m->device);
-  tsr_array *x4 = g_reshape(g, x, x_shape, 4);
   tsr_array *gate = experts_linear(g, &moe->gate, x4, ids, t, k);
   tsr_array *up = experts_linear(g, &moe->up, x4, ids, t, k);
-  tsr_array *down = experts_linear(g, &moe->down, g_mul(g, g_silu(g, gate), up), ids, t, k);
+  tsr_array *act = g_mul(g, g_silu(g, gate), up);
+  observe_down(g, &moe->down, act, c);
+  tsr_array *down = experts_linear(g, &moe->down, act, ids, t, k);
   return g_reshape(g, g_sum(g, g_mul(g, down, w), 1), out_shape, 2);
 }
 
 tsr_array *layer_moe(glm_graph *g, tsr_model *m, const glm_moe *moe, int64_t index, tsr_array *x) {
   if (!graph_ok(g)) return NULL;
-  local_choices choices = {NULL, NULL, 0};
+  local_choices choices = {NULL, NULL, 0, NULL, 0};
   tsr_status st = route_local(g, m, moe, index, x, &choices);
   if (st != TSR_OK) {
+    free(choices.ids);
+    free(choices.real);
     graph_fail(g, st);
     return NULL;
   }
   tsr_array *routed = routed_experts(g, m, moe, x, &choices);
   free(choices.ids);
+  free(choices.real);
   return moe->has_shared ? g_add(g, routed, layer_mlp(g, &moe->shared, x)) : routed;
 }

@@ -1,13 +1,20 @@
-/* tests/dist/test_mpi_calibrate.c — a calibration of a dense model split over the ranks
- * (tensor parallel) reports what a calibration of the same model in one process reports: every
- * linear's whole shape, the count of input values (exact: a row-parallel linear's histogram is
- * the sum of the ranks' disjoint channel slices, so a rank's share alone would be 1/N of it), and
- * |x|'s maximum and percentiles within the split forward's own error. That error: the split only
- * reorders float32 sums (o_proj's and down_proj's all-sums, the row-blocked products), which
- * test_mpi_model bounds at 2e-4 relative on the logits, so inputs agree to 2e-4 relative; a
- * percentile is a bin's upper edge (bins 1/32 of a power of two wide), and a value moved by 2e-4
- * crosses at most one edge, so percentiles agree within one bin (1/16 relative, with margin). A
- * split MoE model and a split model's recipe are refused (TSR_ERR_UNSUPPORTED). */
+/* tests/dist/test_mpi_calibrate.c — a calibration of a dense and of an MoE model split over the
+ * ranks (tensor parallel) reports what a calibration of the same model in one process reports:
+ * every linear's whole shape and expert count, the count of input values (exact: a row-parallel
+ * linear's histogram is the sum of the ranks' disjoint channel slices, the routed down_proj's the
+ * sum of each rank's own experts' (token, expert) rows with no padding, so a rank's share alone, or
+ * a padded one, would differ), and |x|'s maximum and percentiles within the split forward's own
+ * error. That error: the split only reorders float32 sums (o_proj's and down_proj's all-sums, the
+ * row-blocked products), which test_mpi_model bounds at 2e-4 relative on the logits, so inputs
+ * agree to 2e-4 relative; a percentile is a bin's upper edge (bins 1/32 of a power of two wide),
+ * and a value moved by 2e-4 crosses at most one edge, so percentiles agree within one bin (1/16
+ * relative, with margin).
+ * The recipe: at several budgets the split model's JSON is the one-process model's, byte for
+ * byte, and the same on every rank, and each linear's 4- and 8-bit errors agree within 2e-3
+ * relative: an error weighs squared weight errors (the same weights) by the inputs' mean squares,
+ * which move by at most 2 * 2e-4 relative, and the ranks' float32-rounded shares add N roundings
+ * of 6e-8; 2e-3 leaves a factor of five. A rank's share alone, or a replica counted twice, misses
+ * that by far (a half or a double of the error). */
 #include "dist_check.h"
 #include "model/model_fixture.h"
 
@@ -39,7 +46,7 @@ static bool near(double got, double want, double relative) {
 static void compare(const tsr_calibration_linear *s, const tsr_calibration_linear *w) {
   if (strcmp(s->name, w->name) != 0) CHECK_FAIL_("linear %s against %s", s->name, w->name);
   if (s->in_features != w->in_features || s->out_features != w->out_features ||
-      s->parameters != w->parameters || s->values != w->values)
+      s->experts != w->experts || s->parameters != w->parameters || s->values != w->values)
     CHECK_FAIL_("%s: split in %lld out %lld parameters %llu values %llu; whole %lld %lld %llu %llu",
                 s->name, (long long)s->in_features, (long long)s->out_features,
                 (unsigned long long)s->parameters, (unsigned long long)s->values,
@@ -52,8 +59,47 @@ static void compare(const tsr_calibration_linear *s, const tsr_calibration_linea
   CHECK(s->peak_in_use_bytes > 0);
 }
 
-static void split_matches_whole(void) {
-  tsr_model *whole = load(FX_DENSE_HF, NULL), *split = load(FX_DENSE_HF, group);
+static bool near_error(double got, double want) {
+  return fabs(got - want) <= 2e-3 * fabs(want) + 1e-30;
+}
+
+/* The recipe at `budget` of both, which must be the same JSON on every rank, with the same
+   per-linear errors within near_error. Returns how many linears it puts at 8 bits. */
+static int same_recipe(tsr_model_calibration *s, tsr_model_calibration *w, double budget) {
+  char *split = NULL, *whole = NULL;
+  CHECK_OK(tsr_model_calibration_recipe(s, budget, &split));
+  CHECK_OK(tsr_model_calibration_recipe(w, budget, &whole));
+  if (strcmp(split, whole) != 0)
+    CHECK_FAIL_("budget %g: the split recipe\n%s\nis not the whole model's\n%s", budget, split,
+                whole);
+  int blocks = 0; /* the default block and one per linear at 8 bits */
+  for (const char *p = whole; (p = strstr(p, "\"group_size\"")) != NULL; p++)
+    blocks++;
+  /* every rank's JSON is rank 0's: its length and bytes summed over the ranks are N times its own
+   */
+  int64_t mine[2] = {(int64_t)strlen(split), 0}, sum[2];
+  for (const char *p = split; *p; p++)
+    mine[1] += (unsigned char)*p;
+  CHECK_OK(tsr_group_all_sum_raw(group, mine, sum, 2, TSR_INT64, dist_cpu()));
+  CHECK_OK(tsr_stream_synchronize(dist_cpu()));
+  CHECK(sum[0] == mine[0] * tsr_group_size(group) && sum[1] == mine[1] * tsr_group_size(group));
+  for (size_t i = 0; i < tsr_model_calibration_count(w); i++) {
+    tsr_calibration_linear ls, lw;
+    CHECK_OK(tsr_model_calibration_linear(s, i, &ls));
+    CHECK_OK(tsr_model_calibration_linear(w, i, &lw));
+    if (!near_error(ls.error_4bit, lw.error_4bit) || !near_error(ls.error_8bit, lw.error_8bit) ||
+        ls.proposed_bits != lw.proposed_bits)
+      CHECK_FAIL_("%s: split errors %.9g %.9g bits %d; whole %.9g %.9g bits %d", ls.name,
+                  ls.error_4bit, ls.error_8bit, ls.proposed_bits, lw.error_4bit, lw.error_8bit,
+                  lw.proposed_bits);
+  }
+  free(split);
+  free(whole);
+  return blocks - 1;
+}
+
+static void split_matches_whole(const char *dir, const char *what) {
+  tsr_model *whole = load(dir, NULL), *split = load(dir, group);
   tsr_model_calibration *w = calibrated(whole), *s = calibrated(split);
   size_t n = tsr_model_calibration_count(w);
   CHECK_EQ_U64(tsr_model_calibration_count(s), n);
@@ -63,32 +109,27 @@ static void split_matches_whole(void) {
     CHECK_OK(tsr_model_calibration_linear(w, i, &lw));
     compare(&ls, &lw);
   }
-  char *block = NULL;
-  CHECK_STATUS(tsr_model_calibration_recipe(s, 6.0, &block), TSR_ERR_UNSUPPORTED);
-  CHECK_MESSAGE("split over");
-  CHECK(block == NULL);
+  /* 4.5: all at 4 bits; 8.5: all at 8; between: some of each (checked, or the test is idle) */
+  static const double budgets[5] = {4.5, 5.0, 6.0, 7.0, 8.5};
+  int eights[5];
+  for (int b = 0; b < 5; b++)
+    eights[b] = same_recipe(s, w, budgets[b]);
+  CHECK(eights[0] == 0 && eights[2] > 0 && eights[2] < eights[4]);
   if (tsr_group_rank(group) == 0)
-    printf("  dense split %d ways: %zu linears as in one process; the recipe refused: %s\n",
-           tsr_group_size(group), n, tsr_last_error());
+    printf(
+        "  %s split %d ways: %zu linears as in one process; recipes equal (8-bit linears at "
+        "budgets 4.5..8.5: %d %d %d %d %d)\n",
+        what, tsr_group_size(group), n, eights[0], eights[1], eights[2], eights[3], eights[4]);
   tsr_model_calibration_free(s);
   tsr_model_calibration_free(w);
   tsr_model_free(split);
   tsr_model_free(whole);
 }
 
-static void moe_refused(void) {
-  tsr_model *m = load(FX_MOE_HF, group);
-  tsr_model_calibration *c = NULL;
-  CHECK_STATUS(tsr_model_calibration_new(&c, m), TSR_ERR_UNSUPPORTED);
-  CHECK_MESSAGE("MoE");
-  CHECK(c == NULL);
-  tsr_model_free(m);
-}
-
 int main(void) {
   group = dist_group("mpi");
-  split_matches_whole();
-  moe_refused();
+  split_matches_whole(FX_DENSE_HF, "dense");
+  split_matches_whole(FX_MOE_HF, "moe");
   tsr_group_free(group);
   tsr_memory_clear_cache(fx_cpu);
   CHECK_NO_LEAKS();

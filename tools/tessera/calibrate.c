@@ -30,7 +30,7 @@ static const char calibrate_usage[] =
     "                    `tessera convert --recipe OUT` (with --bits-budget)\n"
     "  --device D        where the weights and compute live (default: the default device)\n"
     "  --group G         under mpirun -np N: split the model tensor-parallel over the N ranks\n"
-    "                    (dense models; rank 0 reports; no --bits-budget)\n"
+    "                    (rank 0 reports and writes the recipe)\n"
     "  --json            one JSON object on stdout instead of the table\n"
     "  --help            this text\n"
     "\n"
@@ -85,9 +85,6 @@ static int check_args(const calibrate_args *a) {
     return cli_usage_error("calibrate", "give at least one prompt (-p TEXT or --tokens IDS)");
   if (a->recipe_path && a->bits_budget == 0)
     return cli_usage_error("calibrate", "--recipe needs --bits-budget");
-  if (a->group && a->bits_budget > 0)
-    return cli_usage_error("calibrate",
-                           "--bits-budget weighs a model loaded whole: give it without --group");
   for (size_t i = 0; i < a->n_ids; i++) {
     int32_t *ids = NULL;
     size_t n = 0;
@@ -180,18 +177,20 @@ static int run_prompts(tsr_model *m, const calibrate_args *a, calibrate_result *
   return CLI_EXIT_OK;
 }
 
-static int calibrate(tsr_model *m, const calibrate_args *a, calibrate_result *r) {
+/* `rank`: this process's in the group (-1 without one); rank 0 alone speaks and writes. */
+static int calibrate(tsr_model *m, const calibrate_args *a, int rank, calibrate_result *r) {
   tsr_status st = tsr_model_calibration_new(&r->calibration, m);
   if (st != TSR_OK) return cli_report_failure("calibrate", "starting", st);
   int code = run_prompts(m, a, r);
   if (code == CLI_EXIT_OK && a->bits_budget > 0) {
-    fprintf(stderr, "tessera calibrate: weighing 4- against 8-bit weights for the recipe\n");
+    if (rank <= 0)
+      fprintf(stderr, "tessera calibrate: weighing 4- against 8-bit weights for the recipe\n");
     st = tsr_model_calibration_recipe(r->calibration, a->bits_budget, &r->recipe);
     if (st != TSR_OK) code = cli_report_failure("calibrate", "proposing the recipe", st);
     if (code == CLI_EXIT_CAP) report_cap_need(a->cap, "proposing the recipe");
   }
   tsr_calibration_snapshot(a->device, &r->ledger);
-  if (code == CLI_EXIT_OK && a->recipe_path) {
+  if (code == CLI_EXIT_OK && a->recipe_path && rank <= 0) {
     st = calibrate_write_recipe(a, r);
     if (st != TSR_OK) code = cli_report_failure("calibrate", "writing the recipe", st);
   }
@@ -212,7 +211,7 @@ int cli_calibrate(int argc, char **argv) {
     code =
         cli_usage_error("calibrate", "%s has no tokenizer.json: give prompts as --tokens", a.dir);
   calibrate_result r = {0};
-  if (code == CLI_EXIT_OK) code = calibrate(m, &a, &r);
+  if (code == CLI_EXIT_OK) code = calibrate(m, &a, tsr_group_rank(group), &r);
   r.seconds = cli_now_s() - start;
   if (code == CLI_EXIT_OK && tsr_group_rank(group) <= 0) calibrate_print(&a, &r);
   free(r.recipe);
