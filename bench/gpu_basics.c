@@ -6,7 +6,12 @@
  *    fraction of the copy roof;
  *  - tessera's matmul against the same product called on cuBLASLt directly (goal >= 0.97);
  *  - the cost of a kernel's first use: JIT compile + load in a fresh cache folder, then the same
- *    first use in a second process that finds it on disk (goal < 5 ms per kernel).
+ *    first use in a second process that finds it on disk (goal < 5 ms per kernel);
+ *  - the host cost of one op of a decode step: chains of CHAIN tiny ops of each kind (add,
+ *    rms_norm, rope, a 4-bit quantized matmul at M = 1, decode sdpa, take, slice_update), µs per
+ *    op to build, to submit (the inline launches) and in all, against the cheapest enqueue the
+ *    runtime has (cudaMemsetAsync of 64 bytes, back to back): the launch roof a decode step of
+ *    ~1500 ops is measured against.
  * Timings are wall clock around synchronized work, best of several repeats. Without a usable GPU
  * it says so and exits 0. */
 #include <cublasLt.h>
@@ -274,6 +279,166 @@ static void jit_rows(tsr_stream *s, const char *self) {
   printf("kernel first use, second process (disk cache):      %8.2f ms   goal < 5 ms\n", second);
 }
 
+/* ---- the host cost of an op ------------------------------------------------------------------
+ */
+
+enum { CHAIN = 1000, HOST_REPEATS = 5 };
+
+/* One op of a chain: next = f(prev), with the fixed operands in ctx. */
+typedef struct {
+  tsr_array *weight, *w_q, *scales, *biases, *ids, *k, *v, *row;
+} chain_ctx;
+typedef tsr_status (*chain_fn)(tsr_array **out, tsr_array *prev, const chain_ctx *c, int i,
+                               tsr_stream *s);
+
+static tsr_status chain_add(tsr_array **out, tsr_array *prev, const chain_ctx *c, int i,
+                            tsr_stream *s) {
+  (void)i;
+  return tsr_add(out, prev, c->weight, s);
+}
+static tsr_status chain_rms_norm(tsr_array **out, tsr_array *prev, const chain_ctx *c, int i,
+                                 tsr_stream *s) {
+  (void)i;
+  return tsr_rms_norm(out, prev, c->weight, 1e-5f, s);
+}
+static tsr_status chain_rope(tsr_array **out, tsr_array *prev, const chain_ctx *c, int i,
+                             tsr_stream *s) {
+  (void)c;
+  return tsr_rope(out, prev, 64, false, 10000.0f, i, s);
+}
+static tsr_status chain_qmv(tsr_array **out, tsr_array *prev, const chain_ctx *c, int i,
+                            tsr_stream *s) {
+  (void)i;
+  return tsr_quantized_matmul(out, prev, c->w_q, c->scales, c->biases, true, 64, 4,
+                              TSR_QUANT_AFFINE, s);
+}
+static tsr_status chain_sdpa(tsr_array **out, tsr_array *prev, const chain_ctx *c, int i,
+                             tsr_stream *s) {
+  (void)i;
+  return tsr_sdpa(out, prev, c->k, c->v, 0.125f, false, s);
+}
+static tsr_status chain_take(tsr_array **out, tsr_array *prev, const chain_ctx *c, int i,
+                             tsr_stream *s) {
+  (void)i; /* prev's two rows swapped; the ids come from host data (no bounds read back) */
+  return tsr_take(out, prev, c->ids, 0, s);
+}
+static tsr_status chain_slice_update(tsr_array **out, tsr_array *prev, const chain_ctx *c, int i,
+                                     tsr_stream *s) {
+  int64_t start[2] = {i % 256, 0}, stop[2] = {i % 256 + 1, 128};
+  return tsr_slice_update(out, prev, c->row, start, stop, NULL, 2, s);
+}
+
+typedef struct {
+  const char *name;
+  chain_fn fn;
+  int64_t shape[4]; /* the chain's array */
+  int ndim;
+} chain_kind;
+
+/* µs per op to build, to submit, and in all (the best of HOST_REPEATS chains). */
+static int chain_us(const chain_kind *kind, const chain_ctx *c, tsr_stream *s, double us[3]) {
+  us[0] = us[1] = us[2] = 1e30;
+  for (int r = 0; r < HOST_REPEATS; r++) {
+    tsr_array *x = NULL;
+    tsr_status st = full_on(s, kind->shape, kind->ndim, 0.5, TSR_FLOAT32, &x);
+    double t0 = now_s();
+    for (int i = 0; st == TSR_OK && i < CHAIN; i++) {
+      tsr_array *next = NULL;
+      st = kind->fn(&next, x, c, i, s);
+      tsr_array_release(x);
+      x = next;
+    }
+    double t1 = now_s();
+    if (st == TSR_OK) st = tsr_async_eval(&x, 1);
+    double t2 = now_s();
+    if (st == TSR_OK) st = tsr_eval(&x, 1);
+    double t3 = now_s();
+    tsr_array_release(x);
+    if (st != TSR_OK) return fail(kind->name, st);
+    double per[3] = {(t1 - t0) / CHAIN * 1e6, (t2 - t1) / CHAIN * 1e6, (t3 - t0) / CHAIN * 1e6};
+    for (int k = 0; k < 3; k++)
+      us[k] = per[k] < us[k] ? per[k] : us[k];
+  }
+  return 0;
+}
+
+/* µs per cudaMemsetAsync of 64 bytes, CHAIN of them back to back then one synchronize: what the
+   runtime itself takes to enqueue one device operation. */
+static double enqueue_roof_us(tsr_stream *s) {
+  cudaStream_t stream = (cudaStream_t)tsr_stream_native(s);
+  void *p = NULL;
+  CUDA_OK(cudaMalloc(&p, 64));
+  double best = 1e30;
+  for (int r = 0; r < HOST_REPEATS; r++) {
+    double t0 = now_s();
+    for (int i = 0; i < CHAIN; i++)
+      CUDA_OK(cudaMemsetAsync(p, i & 0xff, 64, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    double t = (now_s() - t0) / CHAIN * 1e6;
+    best = t < best ? t : best;
+  }
+  cudaFree(p);
+  return best;
+}
+
+static tsr_status chain_operands(tsr_stream *s, chain_ctx *c) {
+  int64_t vec[1] = {4096}, wshape[2] = {4096, 4096}, table[2] = {1024, 4096},
+          kv[4] = {1, 8, 256, 128};
+  int64_t row[2] = {1, 128}, two[1] = {2};
+  int32_t ids[2] = {1, 0};
+  tsr_array *w = NULL;
+  tsr_status st = full_on(s, vec, 1, 1.0, TSR_FLOAT32, &c->weight);
+  if (st == TSR_OK) st = tsr_random_normal(&w, wshape, 2, 0.0, 1.0, TSR_BFLOAT16, 3, s);
+  if (st == TSR_OK)
+    st = tsr_quantize(&c->w_q, &c->scales, &c->biases, w, 64, 4, TSR_QUANT_AFFINE, s);
+  if (st == TSR_OK)
+    st = tsr_array_from_data_on(&c->ids, ids, TSR_INT32, two, 1, tsr_stream_device(s));
+  if (st == TSR_OK) st = full_on(s, kv, 4, 0.1, TSR_FLOAT32, &c->k);
+  if (st == TSR_OK) st = full_on(s, kv, 4, 0.2, TSR_FLOAT32, &c->v);
+  if (st == TSR_OK) st = full_on(s, row, 2, 1.0, TSR_FLOAT32, &c->row);
+  if (st == TSR_OK) {
+    tsr_array *all[3] = {c->w_q, c->scales, c->biases};
+    st = tsr_eval(all, 3);
+  }
+  tsr_array_release(w);
+  return st;
+}
+
+static int host_cost_rows(tsr_stream *s) {
+  chain_ctx c = {0};
+  tsr_status st = chain_operands(s, &c);
+  if (st != TSR_OK) return fail("chain operands", st);
+  const chain_kind kinds[] = {
+      {"add f32 [4096]", chain_add, {4096}, 1},
+      {"rms_norm f32 [1, 4096]", chain_rms_norm, {1, 4096}, 2},
+      {"rope f32 [1, 32, 1, 128] (64 dims)", chain_rope, {1, 32, 1, 128}, 4},
+      {"quantized_matmul 4-bit M=1 4096x4096", chain_qmv, {1, 4096}, 2},
+      {"sdpa decode [1, 32, 1, 128] over 256 keys", chain_sdpa, {1, 32, 1, 128}, 4},
+      {"take 2 rows of [2, 4096] (ids from data)", chain_take, {2, 4096}, 2},
+      {"slice_update a row of [256, 128]", chain_slice_update, {256, 128}, 2},
+  };
+  double roof = enqueue_roof_us(s);
+  printf(
+      "\nhost cost per op, chains of %d (µs; the runtime's own enqueue, cudaMemsetAsync of 64 B: "
+      "%.2f µs)\n",
+      CHAIN, roof);
+  printf("%-46s %8s %8s %8s %10s\n", "op", "build", "submit", "all", "all/enqueue");
+  int rc = 0;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    double us[3];
+    if (chain_us(&kinds[i], &c, s, us) != 0) {
+      rc = 1;
+      continue;
+    }
+    printf("%-46s %8.2f %8.2f %8.2f %10.1f\n", kinds[i].name, us[0], us[1], us[2],
+           roof > 0 ? us[2] / roof : 0.0);
+  }
+  tsr_array *all[] = {c.weight, c.w_q, c.scales, c.biases, c.ids, c.k, c.v, c.row};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+    tsr_array_release(all[i]);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   tsr_device gpu = {TSR_GPU, 0};
   bool child = argc > 1 && strcmp(argv[1], "--first-use") == 0;
@@ -306,6 +471,7 @@ int main(int argc, char **argv) {
   jit_rows(s, argv[0]);
   int rc = elementwise_rows(s, roof);
   rc |= matmul_rows(s, &env);
+  rc |= host_cost_rows(s);
   cudaFree(env.workspace);
   cublasLtDestroy(env.lt);
   tsr_stream_free(s);
