@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # On the GPU machine: where a GPU decode step's host time goes. Builds like scripts/test-gpu.sh
-# (no tests), then runs bench/generate on the GPU with TSR_PROFILE=1 (core/profile.h: host time
+# (no tests), then runs bench/gpu_basics (its last table: the host cost of each kind of decode
+# op; BASICS=0 skips it) and bench/generate on the GPU with TSR_PROFILE=1 (core/profile.h: host time
 # per primitive, the inline launch on the submitting thread for CUDA ops) and lists, with
 # TSR_LOG=debug, the JIT specializations `make run`'s model path loads (the candidates for the
 # AOT set, cmake/kernels.cmake). LAYERS (default 8) and STEPS (16) size the run. Results go to
-# stdout and, when $OUT is set (the device tool's output folder), to $OUT/profile.txt and
-# $OUT/jit_specializations.txt.
+# stdout and, when $OUT is set (the device tool's output folder), to $OUT/gpu_basics.txt,
+# $OUT/profile.txt and $OUT/jit_specializations.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d .gpu-bundle/debs ] || { echo "gpu-profile: no .gpu-bundle/debs (run scripts/gpu-bundle.sh here and carry .gpu-bundle)" >&2; exit 2; }
@@ -17,6 +18,7 @@ log() { if [ -n "$out" ]; then tee -a "$out/$1"; else cat; fi; }
   cmake -S . -B "$build" -DTSR_CUDA=ON -DTSR_WERROR=ON -DPKG_CONFIG_EXECUTABLE="$PKG_CONFIG_EXECUTABLE"
   cmake --build "$build" -j"$(nproc)"
 } >"${out:-/tmp}/gpu-profile-build.txt" 2>&1
+[ "${BASICS:-1}" = 0 ] || "./$build/bench/gpu_basics" 2>&1 | log gpu_basics.txt
 TSR_PROFILE=1 TSR_LOG=info "./$build/bench/generate" --device gpu --layers "${LAYERS:-8}" \
   --steps "${STEPS:-16}" 2>&1 | log profile.txt
 model="$build/demo-model"
