@@ -106,6 +106,16 @@ static void read_cache_dir(void) {
   }
 }
 
+/* A 0/1 knob: true for "1"; "0", unset or empty false; anything else warned about and false. */
+static bool read_switch(const char *name, const char *when_bad) {
+  const char *v = getenv(name);
+  uint64_t on = 0;
+  if (!v || !*v) return false;
+  if (tsri_env_parse_u64(v, 0, 1, &on)) return on == 1;
+  warn(name, v, "0 or 1", when_bad);
+  return false;
+}
+
 static void read_knobs(void) {
   const char *v = getenv("TSR_LOG");
   knobs.log_level = (v && *v) ? parse_log_level(v) : 1;
@@ -133,22 +143,8 @@ static void read_knobs(void) {
   if (v && *v) read_isa(v);
   v = getenv("TSR_KERNELS");
   if (v && *v) read_kernels(v);
-  v = getenv("TSR_DEBUG_POISON");
-  if (v && *v) {
-    uint64_t on = 0;
-    if (tsri_env_parse_u64(v, 0, 1, &on))
-      knobs.debug_poison = on == 1;
-    else
-      warn("TSR_DEBUG_POISON", v, "0 or 1", "ignored (no poisoning)");
-  }
-  v = getenv("TSR_PROFILE");
-  if (v && *v) {
-    uint64_t on = 0;
-    if (tsri_env_parse_u64(v, 0, 1, &on))
-      knobs.profile = on == 1;
-    else
-      warn("TSR_PROFILE", v, "0 or 1", "ignored (no profile)");
-  }
+  knobs.debug_poison = read_switch("TSR_DEBUG_POISON", "ignored (no poisoning)");
+  knobs.profile = read_switch("TSR_PROFILE", "ignored (no profile)");
   read_cache_dir();
   knobs.mpi_launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }
