@@ -382,8 +382,7 @@ static double enqueue_roof_us(tsr_stream *s) {
 }
 
 static tsr_status chain_operands(tsr_stream *s, chain_ctx *c) {
-  int64_t vec[1] = {4096}, wshape[2] = {4096, 4096}, table[2] = {1024, 4096},
-          kv[4] = {1, 8, 256, 128};
+  int64_t vec[1] = {4096}, wshape[2] = {4096, 4096}, kv[4] = {1, 8, 256, 128};
   int64_t row[2] = {1, 128}, two[1] = {2};
   int32_t ids[2] = {1, 0};
   tsr_array *w = NULL;
