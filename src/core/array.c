@@ -57,6 +57,9 @@ void tsri_view_of(const tsr_array *a, tsri_view *v) {
   memcpy(v->strides, a->strides, sizeof v->strides);
   v->offset = a->offset;
   v->size = a->size;
+  v->range_known = tsri_value_range_valid(a);
+  v->range_min = a->range_min;
+  v->range_max = a->range_max;
 }
 
 static bool packed(const int64_t *shape, const int64_t *strides, int ndim, int64_t size) {

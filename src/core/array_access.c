@@ -75,6 +75,8 @@ tsr_status tsr_array_data(tsr_array *a, void **ptr) {
   if (!tsri_array_is_contiguous(a))
     return tsri_error(TSR_ERR_INVALID, "array_data: the array is a non-contiguous view");
   *ptr = a->buffer && a->buffer->data ? (void *)element_base(a) : NULL;
+  /* Outside code may write through it (a raw collective's result): inferred ranges stop here. */
+  if (a->buffer) atomic_store(&a->buffer->exposed, true);
   return TSR_OK;
 }
 

@@ -7,6 +7,7 @@
 #include "base/status.h"
 #include "core/backend.h"
 #include "core/stream.h"
+#include "core/value_range.h"
 #include "core/views.h"
 
 tsr_status tsri_op_alloc_out(tsri_op *op, tsr_dtype dtype, const int64_t *shape, int ndim,
@@ -108,6 +109,7 @@ static bool crosses_devices(const tsr_array *node) {
 }
 
 tsr_status tsri_node_dispatch(tsr_array *node) {
+  tsri_value_range_revalidate(node); /* before the inputs' views carry ranges to the kernel */
   if (tsri_primitive_is_view(node->primitive)) return tsri_view_run(node);
   tsri_op op = {.primitive = node->primitive,
                 .params = node->params,

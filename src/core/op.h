@@ -28,6 +28,11 @@ typedef struct {
   int64_t strides[TSR_MAX_NDIM]; /* in elements */
   int64_t offset;                /* in elements, from data */
   int64_t size;                  /* element count */
+  /* An integer input's values lie in [range_min, range_max] when range_known (known at
+     construction and still valid at dispatch: core/value_range.h). Lets a kernel skip a bounds
+     check, never memory safety. */
+  bool range_known;
+  int64_t range_min, range_max;
 } tsri_view;
 
 typedef struct tsri_op {
@@ -43,6 +48,11 @@ typedef struct tsri_op {
   tsr_device device;
   struct tsri_stream *stream; /* the stream it runs on; its backend context is stream->ctx */
 } tsri_op;
+
+/* Whether every value of v is known to lie in [low, high). */
+static inline bool tsri_view_values_within(const tsri_view *v, int64_t low, int64_t high) {
+  return v->range_known && v->range_min >= low && v->range_max < high;
+}
 
 /* A view's element count and the byte address of its element at `index` (elements from data). */
 static inline unsigned char *tsri_view_at(const tsri_view *v, int64_t index) {

@@ -1,7 +1,10 @@
 /* core/value_range.c — integer value ranges known at construction (core/value_range.h). */
 #include "core/value_range.h"
 
+#include <stdatomic.h>
+
 #include "base/element.h"
+#include "memory/buffer.h"
 #include "core/views.h"
 #include "tessera/testing.h"
 
@@ -31,7 +34,7 @@ static void dtype_limits(tsr_dtype t, int64_t *low, int64_t *high) {
 }
 
 void tsri_value_range_from_host(tsr_array *a, const void *data) {
-  if (!integer_dtype(a->dtype) || a->size == 0) return;
+  if (!integer_dtype(a->dtype) || a->size == 0 || a->size > TSRI_VALUE_RANGE_MAX_SCAN) return;
   size_t item = tsr_dtype_size(a->dtype);
   int64_t low = INT64_MAX, high = INT64_MIN;
   for (int64_t i = 0; i < a->size; i++) {
@@ -44,13 +47,22 @@ void tsri_value_range_from_host(tsr_array *a, const void *data) {
   a->range_max = high;
 }
 
+/* Whether node's values are its input 0's (views, copies, integer conversions). */
+static bool keeps_values(const tsr_array *node) {
+  return (tsri_primitive_is_view(node->primitive) &&
+          node->primitive != TSRI_PRIM_QUANT_PART) || /* not a quantized blob's parts */
+         node->primitive == TSRI_PRIM_COPY ||
+         node->primitive == TSRI_PRIM_ASTYPE;
+}
+
+bool tsri_value_range_valid(const tsr_array *a) {
+  return a->range_known && !(a->buffer && atomic_load(&a->buffer->exposed));
+}
+
 void tsri_value_range_inherit(tsr_array *node) {
-  if (node->ninputs < 1 || !integer_dtype(node->dtype)) return;
+  if (node->ninputs < 1 || !integer_dtype(node->dtype) || !keeps_values(node)) return;
   const tsr_array *in = node->inputs[0];
-  bool same_values = tsri_primitive_is_view(node->primitive) &&
-                     node->primitive != TSRI_PRIM_QUANT_PART; /* a quantized blob's parts */
-  bool moves = node->primitive == TSRI_PRIM_COPY || node->primitive == TSRI_PRIM_ASTYPE;
-  if (!in->range_known || !(same_values || moves)) return;
+  if (!tsri_value_range_valid(in)) return;
   int64_t low, high;
   dtype_limits(node->dtype, &low, &high);
   if (in->range_min < low || in->range_max > high) return; /* a conversion would wrap */
@@ -59,12 +71,14 @@ void tsri_value_range_inherit(tsr_array *node) {
   node->range_max = in->range_max;
 }
 
-bool tsri_value_range_within(const tsr_array *a, int64_t low, int64_t high) {
-  return a->range_known && a->range_min >= low && a->range_max < high;
+void tsri_value_range_revalidate(tsr_array *node) {
+  if (node->range_known && keeps_values(node) && node->ninputs > 0 &&
+      !tsri_value_range_valid(node->inputs[0]))
+    node->range_known = false;
 }
 
 bool tsr_testing_array_value_range(const tsr_array *a, int64_t *min, int64_t *max) {
-  if (!a || !a->range_known) return false;
+  if (!a || !tsri_value_range_valid(a)) return false;
   if (min) *min = a->range_min;
   if (max) *max = a->range_max;
   return true;

@@ -143,9 +143,9 @@ static tsr_status take_run(const tsri_op *op, const int64_t *a_strides,
   const tsri_take_params *params = TSRI_PARAMS(op, tsri_take_params);
   const tsri_view *a = &op->in[0], *indices = &op->in[1];
   if (indices->size == 0) return TSR_OK; /* then the output is empty too */
-  if (params->indices_in_range) return launch_gather(op, a_strides, idx_strides);
   int axis = params->axis, index_dtype = (int)indices->dtype;
   int64_t dim = a->shape[axis];
+  if (tsri_view_values_within(indices, 0, dim)) return launch_gather(op, a_strides, idx_strides);
   tsri_buffer *flag = NULL;
   tsr_status status = tsri_buffer_alloc(op->device, sizeof(unsigned long long), &flag);
   if (status != TSR_OK) return status;

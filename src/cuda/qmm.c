@@ -369,8 +369,9 @@ static tsr_status prepare(const tsri_op *op, const tsri_qmm_operands *o, qmm_run
   if (status == TSR_OK && o->biases) status = tsri_cuda_packed_get(op, o->biases, what, &r->biases);
   /* Indices proven in range at construction need no flag: no read back, no synchronization
      (the kernels skip an out-of-range index either way, so memory stays safe). */
-  const tsri_qmm_params *p = TSRI_PARAMS(op, tsri_qmm_params);
-  bool lhs_checked = o->lhs && !p->lhs_in_range, rhs_checked = o->rhs && !p->rhs_in_range;
+  const tsri_qmm_geometry *g = &TSRI_PARAMS(op, tsri_qmm_params)->g;
+  bool lhs_checked = o->lhs && !tsri_view_values_within(o->lhs, 0, g->x_matrices);
+  bool rhs_checked = o->rhs && !tsri_view_values_within(o->rhs, 0, g->w_matrices);
   if (status != TSR_OK || (!lhs_checked && !rhs_checked)) return status;
   status = tsri_cuda_scratch_alloc(op, 2 * sizeof(unsigned long long), what, &r->flags);
   if (status != TSR_OK) return status;

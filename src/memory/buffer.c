@@ -24,6 +24,7 @@ static tsr_status out_of_memory(tsr_device d, uint64_t bytes, uint64_t requested
 static void buffer_init(tsri_buffer *b, tsr_device d, void *data, uint64_t bytes) {
   *b = (tsri_buffer){.data = data, .bytes = bytes, .device = d};
   atomic_init(&b->refs, 1);
+  atomic_init(&b->exposed, false);
 }
 
 /* The system part of an allocation reserved as pending: the buffer struct (host heap, off the
@@ -61,6 +62,7 @@ tsr_status tsri_buffer_alloc(tsr_device d, uint64_t nbytes, tsri_buffer **out) {
   uint64_t need = nbytes == 0 ? 0 : sys->round(nbytes);
   tsri_buffer *hit = need > 0 ? tsri_cache_take(l, need) : NULL;
   if (hit) {
+    atomic_store_explicit(&hit->exposed, false, memory_order_relaxed);
     *out = hit;
     return TSR_OK;
   }

@@ -20,6 +20,10 @@ typedef struct tsri_buffer {
   tsr_device device;
   atomic_int refs;
   bool external; /* wrapped caller memory: deleter instead of free/cache */
+  /* Handed to outside code by tsr_array_data (the SPI's raw work may write it): values known at
+     construction (core/value_range.h) no longer hold. Cleared when the block is handed out again.
+   */
+  atomic_bool exposed;
   void (*deleter)(void *ctx);
   void *deleter_ctx;
   struct tsri_buffer *cache_next; /* memory layer only: the next free block of its cache class */

@@ -4,7 +4,6 @@
 
 #include "base/dtype.h"
 #include "base/status.h"
-#include "core/value_range.h"
 #include "ops/layout.h"
 #include "tessera/ops.h"
 
@@ -37,9 +36,7 @@ tsr_status tsr_take(tsr_array **out, tsr_array *a, tsr_array *indices, int axis,
     shape[k++] = indices->shape[d];
   for (int d = resolved + 1; d < a->ndim; d++)
     shape[k++] = a->shape[d];
-  const tsri_take_params params = {
-      .axis = resolved,
-      .indices_in_range = tsri_value_range_within(indices, 0, a->shape[resolved])};
+  const tsri_take_params params = {.axis = resolved};
   tsr_array *inputs[2] = {a, indices};
   return tsri_node_new(out, TSRI_PRIM_TAKE, &params, sizeof params, a->dtype, shape, ndim, inputs,
                        2, s);
@@ -66,9 +63,7 @@ tsr_status tsr_take_along_axis(tsr_array **out, tsr_array *a, tsr_array *indices
                         text_i, text_a, d, (long long)di, (long long)da);
     shape[d] = d == resolved ? di : (da == 1 ? di : da);
   }
-  const tsri_take_params params = {
-      .axis = resolved,
-      .indices_in_range = tsri_value_range_within(indices, 0, a->shape[resolved])};
+  const tsri_take_params params = {.axis = resolved};
   tsr_array *inputs[2] = {a, indices};
   return tsri_node_new(out, TSRI_PRIM_TAKE_ALONG_AXIS, &params, sizeof params, a->dtype, shape,
                        a->ndim, inputs, 2, s);

@@ -11,7 +11,6 @@
 #include "base/shape.h"
 #include "base/quant_format.h"
 #include "base/status.h"
-#include "core/value_range.h"
 #include "core/array.h"
 #include "tessera/quant.h"
 
@@ -259,8 +258,6 @@ static tsr_status build(tsr_array **out, const char *op, const qmm_operands *o, 
   tsr_dtype dtype = TSR_FLOAT32; /* set when the geometry is (GCC cannot see tsri_error != 0) */
   tsr_status status = qmm_geometry_of(op, o, &p, &p.g, &dtype);
   if (status != TSR_OK) return status;
-  p.lhs_in_range = o->lhs && tsri_value_range_within(o->lhs, 0, p.g.x_matrices);
-  p.rhs_in_range = o->rhs && tsri_value_range_within(o->rhs, 0, p.g.w_matrices);
   tsr_array *inputs[6] = {(tsr_array *)o->x, (tsr_array *)o->w_q, (tsr_array *)o->scales};
   int n = 3;
   if (o->biases) inputs[n++] = (tsr_array *)o->biases;

@@ -46,9 +46,6 @@ typedef struct {
   bool transpose;
   bool has_biases, has_lhs, has_rhs;
   bool sorted_indices; /* a hint only: never trusted for bounds */
-  /* lhs_indices / rhs_indices known at construction to lie in [0, x_matrices) / [0, w_matrices)
-     (core/value_range.h): a backend may skip that side's bounds check. */
-  bool lhs_in_range, rhs_in_range;
   tsri_qmm_geometry g; /* from the argument checks (shapes only: strides are known at run time) */
 } tsri_qmm_params;
 

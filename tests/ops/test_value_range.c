@@ -2,8 +2,12 @@
  * (core/value_range.h), which let take, take_along_axis and gather_qmm skip their bounds check
  * (a stream synchronization on the GPU): known for integer data copied from the host and kept
  * through views, copies and conversions that hold every value; unknown for floats, bool, wrapped
- * caller memory (the caller may still write it), computed values, and a conversion that would
- * wrap. The ops still refuse an index outside the range whatever was inferred. */
+ * caller memory (the caller may still write it), computed values, a conversion that would wrap,
+ * arrays too large to scan, and once tsr_array_data has handed the buffer out (outside code may
+ * write it): then for the array, its views, and copies made from it afterwards. The ops still
+ * refuse an index outside the range whatever was inferred. */
+#include <stdlib.h>
+
 #include "check.h"
 
 #include <tessera/testing.h>
@@ -74,6 +78,49 @@ static void test_unknown_sources(void) {
     tsr_array_release(all[i]);
 }
 
+/* Handing the buffer out drops the range of the array and its views; a copy evaluated before
+   keeps its own (its values were copied then), a copy evaluated after does not. */
+static void test_exposed_buffers(void) {
+  int32_t values[4] = {0, 1, 2, 3};
+  int64_t four[1] = {4}, two_by_two[2] = {2, 2};
+  tsr_array *a = NULL, *view = NULL, *before = NULL, *after = NULL;
+  CHECK_OK(tsr_array_from_data_on(&a, values, TSR_INT32, four, 1, cpu));
+  CHECK_OK(tsr_reshape(&view, a, two_by_two, 2, NULL));
+  CHECK_OK(tsr_astype(&before, a, TSR_INT64, NULL));
+  CHECK_OK(tsr_eval(&before, 1));
+  CHECK_OK(tsr_astype(&after, a, TSR_INT64, NULL)); /* built before the hand-out, run after */
+  expect_range("after astype (built)", after, 0, 3);
+  void *ptr = NULL;
+  CHECK_OK(tsr_array_data(a, &ptr));
+  ((int32_t *)ptr)[3] = 1000; /* what a raw collective writing into it would do */
+  expect_unknown("an array whose buffer was handed out", a);
+  CHECK_OK(tsr_eval(&view, 1)); /* a node's range is settled when it runs */
+  expect_unknown("a view of it", view);
+  expect_range("a copy evaluated before", before, 0, 3);
+  CHECK_OK(tsr_eval(&after, 1));
+  expect_unknown("a copy evaluated after", after);
+  int64_t got[4] = {0, 0, 0, 0};
+  CHECK_OK(tsr_array_read(after, got, sizeof got));
+  CHECK(got[3] == 1000);
+  tsr_array_release(a), tsr_array_release(view), tsr_array_release(before);
+  tsr_array_release(after);
+}
+
+/* Index arrays are small; a large integer array (a checkpoint's packed weights) is not scanned. */
+static void test_large_arrays_not_scanned(void) {
+  int64_t n = ((int64_t)1 << 16) + 1;
+  int32_t *values = calloc((size_t)n, sizeof *values);
+  CHECK(values != NULL);
+  tsr_array *a = NULL, *b = NULL;
+  CHECK_OK(tsr_array_from_data_on(&a, values, TSR_INT32, &n, 1, cpu));
+  expect_unknown("2^16 + 1 elements", a);
+  n -= 1;
+  CHECK_OK(tsr_array_from_data_on(&b, values, TSR_INT32, &n, 1, cpu));
+  expect_range("2^16 elements", b, 0, 0);
+  tsr_array_release(a), tsr_array_release(b);
+  free(values);
+}
+
 /* A known range outside the axis still meets the bounds check: the op fails naming the index. */
 static void test_out_of_range_still_refused(void) {
   float table[3] = {10, 20, 30};
@@ -99,6 +146,8 @@ static void test_out_of_range_still_refused(void) {
 int main(void) {
   test_host_data_and_views();
   test_unknown_sources();
+  test_exposed_buffers();
+  test_large_arrays_not_scanned();
   test_out_of_range_still_refused();
   CHECK_NO_LEAKS();
   tsr_shutdown();
