@@ -55,9 +55,10 @@ static tsr_device choose_default(void) {
     return cpu;
   }
   if (!tsri_device_usable(gpu0)) return cpu;
-  /* While the GPU backend is being built op by op, a graph that runs on the CPU must not start
-     failing because a GPU appeared: GPU 0 becomes the default once its backend runs every
-     primitive (TSR_DEFAULT_DEVICE=gpu:0 asks for it before that). */
+  /* GPU 0 is the default once its backend has a kernel for every primitive (TSR_DEFAULT_DEVICE=
+     gpu:0 asks for it before that). A kernel may still refuse some dtypes or shapes at
+     construction (supports(): integer matmul, for one): such an op on the default device is
+     TSR_ERR_UNSUPPORTED naming it, and runs on the CPU when asked for there. */
   const tsri_backend *gpu = tsri_backend_for(TSR_GPU);
   for (int p = 0; p < TSRI_PRIM_COUNT; p++) {
     /* data nodes are born ready and views run in core: neither is ever given to a kernel. */

@@ -245,12 +245,14 @@ static void release_inputs(void *ctx) {
 
 void tsri_run_node_task(tsri_task *task) {
   tsr_array *node = task->node;
-  uint64_t start = tsri_profile_now();
   /* The node may be gone once its inputs are released (after_current may run release_inputs at
-     once): what the profile needs is read first. */
+     once): what the profile needs is read first. Its clock starts after the waits for inputs of
+     other streams (their time is theirs). */
   tsr_device_type type = node->device.type;
   tsri_primitive primitive = node->primitive;
-  if (inputs_ready(node)) run_kernel(node);
+  bool ready = inputs_ready(node);
+  uint64_t start = tsri_profile_now();
+  if (ready) run_kernel(node);
   atomic_store(&node->state, node->status == TSR_OK ? TSRI_NODE_READY : TSRI_NODE_FAILED);
   /* Stream-ordered: an asynchronous device may still read the inputs' buffers. */
   node->stream->iface->after_current(node->stream, release_inputs, node);

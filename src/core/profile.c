@@ -91,9 +91,11 @@ void tsri_profile_report(void) {
     rows[n++] = take(&phases[p], "all", phase_names[p]);
   qsort(rows, n, sizeof *rows, by_total);
   if (rows[0].count == 0) return; /* nothing since the last report */
-  tsri_log(TSRI_LOG_INFO, "profile (TSR_PROFILE=1): host time per node's task, largest first");
+  /* Asked for by TSR_PROFILE=1: shown at the default log level (warn) too. */
+  tsri_log_level level = tsri_env()->log_level >= TSRI_LOG_INFO ? TSRI_LOG_INFO : TSRI_LOG_WARN;
+  tsri_log(level, "profile (TSR_PROFILE=1): host time per node's task, largest first");
   for (size_t i = 0; i < n && rows[i].count > 0; i++)
-    tsri_log(TSRI_LOG_INFO, "profile: %-4s %-22s %10llu x %9.2f us = %10.3f ms (max %.1f us)",
+    tsri_log(level, "profile: %-4s %-22s %10llu x %9.2f us = %10.3f ms (max %.1f us)",
              rows[i].device, rows[i].what, (unsigned long long)rows[i].count,
              (double)rows[i].total_ns / 1e3 / (double)rows[i].count, (double)rows[i].total_ns / 1e6,
              (double)rows[i].max_ns / 1e3);

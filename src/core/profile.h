@@ -3,7 +3,8 @@
  * worker's whole run (the kernel's arithmetic included), on CUDA the submitting thread's inline
  * launch (argument setup, packing, allocation, lookup, cudaLaunchKernel: the host cost of a GPU
  * op, what makes a decode step host-bound). Also the time of evaluation's graph walk and
- * submission, and of its waits. Reported through the logger (info level) by tsr_shutdown and at
+ * submission, and of its waits. Reported through the logger (info level, or warn when TSR_LOG
+ * hides info, so TSR_PROFILE=1 alone shows it) by tsr_shutdown and at
  * exit, each time for what ran since the last report. Off: one predictable branch per node. */
 #ifndef TSR_CORE_PROFILE_H
 #define TSR_CORE_PROFILE_H

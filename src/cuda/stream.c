@@ -118,7 +118,10 @@ static tsr_status cuda_host_wait(tsri_stream *s, uint64_t seq) {
     while (m && m->seq < seq)
       m = m->next;
     if (!m) m = cover_launched_locked(c); /* seq is launched: core waits only for submitted work */
-    if (!m) break;
+    if (!m) { /* no marker could be made: the stream is failed, or the host is out of memory */
+      if (!c->failed) fail_locked(c, cudaErrorMemoryAllocation, "a marker for a wait");
+      break;
+    }
     m->waiters++;
     pthread_mutex_unlock(&c->mutex);
     cudaError_t err = cudaEventSynchronize(m->event);

@@ -71,10 +71,12 @@ static __device__ __forceinline__ float dequantize_one(uint32_t code, tsr_dequan
 #if TSR_QF_MODE == TSRI_QF_AFFINE
   (void)global_scale;
 #if TSR_DQ_UNROUNDED
-  return __fadd_rn(__fmul_rn(g.scale, (float)code), g.bias); /* s * q is exact in float32 */
-#endif
+  /* float32(float32(s * q) + b), as the CPU's matmul weights (s * q exact for half scales) */
+  return __fadd_rn(__fmul_rn(g.scale, (float)code), g.bias);
+#else
   float product = tsr_q_round(__fmul_rn(g.scale, (float)code), TSR_S_DTYPE); /* T(s * q) */
   return tsr_q_round(__fadd_rn(product, g.bias), TSR_S_DTYPE);               /* T(. + b) */
+#endif
 #else
   float element = tsr_q_fp_value(code, TSR_QF_BITS);
   if (global_scale) return __fmul_rn(element, g.scale); /* nvfp4: float32, stored once */
