@@ -2,6 +2,7 @@
 #include "core/value_range.h"
 
 #include <stdatomic.h>
+#include <string.h>
 
 #include "base/element.h"
 #include "memory/buffer.h"
@@ -38,7 +39,10 @@ void tsri_value_range_from_host(tsr_array *a, const void *data) {
   size_t item = tsr_dtype_size(a->dtype);
   int64_t low = INT64_MAX, high = INT64_MIN;
   for (int64_t i = 0; i < a->size; i++) {
-    int64_t v = tsri_element_load_i64((const unsigned char *)data + (size_t)i * item, a->dtype);
+    /* Host data need not be aligned (a tensor inside a mapped checkpoint): copied out first. */
+    _Alignas(8) unsigned char element[8];
+    memcpy(element, (const unsigned char *)data + (size_t)i * item, item);
+    int64_t v = tsri_element_load_i64(element, a->dtype);
     low = v < low ? v : low;
     high = v > high ? v : high;
   }
