@@ -12,9 +12,9 @@
 #include "base/shape.h"
 #include "base/status.h"
 #include "core/device.h"
-#include "core/value_range.h"
 #include "core/placement.h"
 #include "core/stream.h"
+#include "core/value_range.h"
 
 const char *tsri_array_describe(const tsr_array *a, char *buf, size_t len) {
   char shape[96];

@@ -8,8 +8,8 @@
 #include "base/status.h"
 #include "base/vec.h"
 #include "core/dispatch.h"
-#include "core/profile.h"
 #include "core/lock.h"
+#include "core/profile.h"
 #include "core/stream.h"
 
 static uint64_t walk_epoch; /* evaluation lock */

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "base/element.h"
-#include "memory/buffer.h"
 #include "core/views.h"
+#include "memory/buffer.h"
 #include "tessera/testing.h"
 
 static bool integer_dtype(tsr_dtype t) {

@@ -234,9 +234,9 @@ static bool dequantized_exact(const tsri_qmm_params *p, const tsri_qmm_operands 
    dequantizing once and one cuBLASLt product (float32 accumulation, one rounding to the output)
    beat the fused kernels. */
 static bool dequantized_fits(const tsri_op *op, const tsri_qmm_params *p,
-                             const tsri_qmm_operands *o, const qmm_run *r) {
+                             const tsri_qmm_operands *o, bool qmma) {
   const tsri_qmm_geometry *g = &p->g;
-  int64_t min_rows = qmma_fits(p, o, r) ? DEQUANTIZED_MIN_ROWS_QMMA : QMV_MAX_M + 1;
+  int64_t min_rows = qmma ? DEQUANTIZED_MIN_ROWS_QMMA : QMV_MAX_M + 1;
   return op->primitive == TSRI_PRIM_QUANTIZED_MATMUL && p->transpose && !o->lhs && !o->rhs &&
          g->w_matrices == 1 && g->batch_count == g->x_matrices && o->x->dtype == op->out.dtype &&
          dequantized_exact(p, o, op->out.dtype) && g->x_matrices * g->m >= min_rows;
@@ -245,8 +245,8 @@ static bool dequantized_fits(const tsri_op *op, const tsri_qmm_params *p,
 /* Scratch for w dequantized ([N, K] of the output's dtype), or NULL when the product does not
    take that path or the bytes are not to be had (a cap: then the kernels that need none run). */
 static tsri_buffer *dequantized_scratch(const tsri_op *op, const tsri_qmm_params *p,
-                                        const tsri_qmm_operands *o, const qmm_run *r) {
-  if (!dequantized_fits(op, p, o, r)) return NULL;
+                                        const tsri_qmm_operands *o, bool qmma) {
+  if (!dequantized_fits(op, p, o, qmma)) return NULL;
   tsri_buffer *w = NULL;
   uint64_t bytes = (uint64_t)(p->g.n * p->g.k) * tsr_dtype_size(op->out.dtype);
   return tsri_cuda_scratch_alloc(op, bytes, "quantized_matmul", &w) == TSR_OK ? w : NULL;
@@ -389,10 +389,11 @@ static tsr_status cuda_qmm(const tsri_op *op) {
   batch_init(&r.batch, &o, &p->g);
   if (status == TSR_OK) status = tsri_cuda_poison_output(op);
   if (status == TSR_OK) {
-    tsri_buffer *dequantized = dequantized_scratch(op, p, &o, &r);
+    bool qmma = qmma_fits(p, &o, &r);
+    tsri_buffer *dequantized = dequantized_scratch(op, p, &o, qmma);
     if (dequantized)
       status = launch_dequantized(op, p, &o, &r, dequantized);
-    else if (qmma_fits(p, &o, &r))
+    else if (qmma)
       status = launch_qmma(op, p, &o, &r);
     else if (p->transpose && p->g.m <= QMV_MAX_M)
       status = launch_qmv(op, p, &o, &r);
