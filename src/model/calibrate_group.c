@@ -125,22 +125,31 @@ static tsr_status sum_host(const tsr_model_calibration *c, const void *send, voi
   return st == TSR_OK ? tsr_stream_synchronize(s) : st;
 }
 
+/* gathered[r * n + i] = rank r's mine[i] (n 64-bit words each, moved as int64: gathered, not
+   summed, so a double's bits arrive unrounded). gathered holds ranks * n words. */
+static tsr_status gather_words(const tsr_model_calibration *c, const void *mine, size_t n,
+                               void *gathered) {
+  int64_t shape[1] = {(int64_t)n};
+  tsr_array *words = NULL, *all = NULL;
+  tsr_device cpu = {TSR_CPU, 0};
+  tsr_status st = tsr_array_from_data_on(&words, mine, TSR_INT64, shape, 1, cpu);
+  if (st == TSR_OK) st = tsr_all_gather(&all, words, c->model->group, tsr_default_stream(cpu));
+  if (st == TSR_OK)
+    st = tsr_array_read(all, gathered, (size_t)c->model->shard.ranks * n * sizeof(int64_t));
+  tsr_array_release(words);
+  tsr_array_release(all);
+  return st;
+}
+
 /* out[i] = the largest of the ranks' values[i] (n uint64 each). */
 static tsr_status max_host(const tsr_model_calibration *c, uint64_t *values, size_t n) {
   int ranks = c->model->shard.ranks;
-  int64_t shape[1] = {(int64_t)n};
-  tsr_array *mine = NULL, *all = NULL;
   uint64_t *gathered = malloc((size_t)ranks * n * sizeof *gathered);
   if (!gathered) return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for the maxima");
-  tsr_device cpu = {TSR_CPU, 0};
-  tsr_status st = tsr_array_from_data_on(&mine, values, TSR_INT64, shape, 1, cpu);
-  if (st == TSR_OK) st = tsr_all_gather(&all, mine, c->model->group, tsr_default_stream(cpu));
-  if (st == TSR_OK) st = tsr_array_read(all, gathered, (size_t)ranks * n * sizeof *gathered);
+  tsr_status st = gather_words(c, values, n, gathered);
   for (int r = 0; st == TSR_OK && r < ranks; r++)
     for (size_t i = 0; i < n; i++)
       if (gathered[(size_t)r * n + i] > values[i]) values[i] = gathered[(size_t)r * n + i];
-  tsr_array_release(mine);
-  tsr_array_release(all);
   free(gathered);
   return st;
 }
@@ -152,23 +161,15 @@ tsr_status cal_group_sum_doubles(const tsr_model_calibration *c, const double *m
     return TSR_OK;
   }
   int ranks = c->model->shard.ranks;
-  int64_t shape[1] = {(int64_t)n};
-  tsr_array *bits = NULL, *all = NULL;
   double *gathered = malloc(((size_t)ranks * n + 1) * sizeof *gathered);
   if (!gathered) return tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for a sum");
-  tsr_device cpu = {TSR_CPU, 0};
-  /* the doubles' bits as int64: gathered, not summed, so nothing is rounded in transit */
-  tsr_status st = tsr_array_from_data_on(&bits, mine, TSR_INT64, shape, 1, cpu);
-  if (st == TSR_OK) st = tsr_all_gather(&all, bits, c->model->group, tsr_default_stream(cpu));
-  if (st == TSR_OK) st = tsr_array_read(all, gathered, (size_t)ranks * n * sizeof *gathered);
-  for (size_t i = 0; st == TSR_OK && i < n; i++) {
+  tsr_status st = gather_words(c, mine, n, gathered);
+  for (size_t i = 0; st == TSR_OK && i < n; i++) { /* in rank order: the same bits everywhere */
     double total = 0;
     for (int r = 0; r < ranks; r++)
       total += gathered[(size_t)r * n + i];
     sum[i] = total;
   }
-  tsr_array_release(bits);
-  tsr_array_release(all);
   free(gathered);
   return st;
 }
