@@ -145,6 +145,7 @@ static void read_knobs(void) {
   if (v && *v) read_kernels(v);
   knobs.debug_poison = read_switch("TSR_DEBUG_POISON", "ignored (no poisoning)");
   knobs.profile = read_switch("TSR_PROFILE", "ignored (no profile)");
+  knobs.cuda_graphs = read_switch("TSR_CUDA_GRAPHS", "ignored (no graphs)");
   read_cache_dir();
   knobs.mpi_launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
 }

@@ -45,6 +45,7 @@ typedef struct {
   tsri_env_kernels kernels;         /* TSR_KERNELS: auto|jit|aot */
   bool debug_poison;                /* TSR_DEBUG_POISON=1: NaN-fill CUDA quantized ops' outputs */
   bool profile;                     /* TSR_PROFILE=1: host time per primitive (core/profile.h) */
+  bool cuda_graphs;                 /* TSR_CUDA_GRAPHS=1: kernels batched into graphs */
   /* TSR_CACHE_DIR, else $XDG_CACHE_HOME/tessera (an absolute XDG_CACHE_HOME only, as the XDG
      spec says), else $HOME/.cache/tessera; "" when none of them is usable (no disk cache). */
   char cache_dir[TSRI_ENV_PATH_MAX];

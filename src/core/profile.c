@@ -80,8 +80,11 @@ static row take(counter *c, const char *device, const char *what) {
 void tsri_profile_report(void) {
   if (!tsri_profile_on()) return;
   static const char *const device_names[DEVICE_TYPES] = {"cpu", "gpu"};
-  static const char *const phase_names[TSRI_PROFILE_PHASES] = {"eval: walk and submit",
-                                                               "eval: wait"};
+  static const char *const phase_names[TSRI_PROFILE_PHASES] = {
+      "eval: walk and submit", "eval: wait",         "node: input fences",
+      "node: output",          "node: release hand", "node: backend prelude",
+      "node: kernel lookup",   "node: launch call",  "graph: end and launch",
+      "graph: update",         "graph: instantiate"};
   row rows[DEVICE_TYPES * TSRI_PRIM_COUNT + TSRI_PROFILE_PHASES];
   size_t n = 0;
   for (int d = 0; d < DEVICE_TYPES; d++)

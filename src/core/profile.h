@@ -19,6 +19,19 @@ typedef enum {
   TSRI_PROFILE_SUBMIT, /* tsr_eval/tsr_async_eval: the graph walk and the submission (on CUDA
                           streams that includes every inline launch, counted per node too) */
   TSRI_PROFILE_WAIT,   /* tsr_eval waiting for its arrays */
+  /* Parts of a node's task (inside its per-primitive time), to say where a launch's host time
+     goes: */
+  TSRI_PROFILE_INPUTS,  /* fences on inputs from other streams (before the node's clock) */
+  TSRI_PROFILE_OUTPUT,  /* the output's allocation or donation */
+  TSRI_PROFILE_RELEASE, /* handing the inputs' release to the stream (after_current) */
+  TSRI_PROFILE_PRELUDE, /* a backend's own work before the task (CUDA: device, failure check) */
+  TSRI_PROFILE_LOOKUP,  /* finding the kernel (CUDA: the loaded specialization) */
+  TSRI_PROFILE_LAUNCH,  /* the runtime's launch call (cudaLaunchKernel) */
+  /* CUDA graphs (cuda/graph.h): a batch's end (end of capture, update or instantiation, launch),
+     and of it the update of a cached executable, or a new instantiation */
+  TSRI_PROFILE_GRAPH_END,
+  TSRI_PROFILE_GRAPH_UPDATE,
+  TSRI_PROFILE_GRAPH_INSTANTIATE,
   TSRI_PROFILE_PHASES
 } tsri_profile_phase;
 

@@ -309,6 +309,7 @@ tsr_status tsr_stream_synchronize(tsr_stream *handle) {
   tsr_status status = tsri_stream_acquire(handle, "stream_synchronize", &s);
   if (status != TSR_OK) return status;
   status = tsri_stream_wait(s, atomic_load(&s->submitted), "stream_synchronize");
+  if (status == TSR_OK && s->iface->settle) s->iface->settle(s);
   tsri_stream_release(s);
   return status;
 }

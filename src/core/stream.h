@@ -53,6 +53,10 @@ typedef struct tsri_stream_iface {
   /* Optional (NULL: nothing to do): core is done submitting a batch of tasks to s (the end of an
      evaluation's submission), so per-batch work such as recording an event can happen now. */
   void (*flush)(tsri_stream *s);
+  /* Optional (NULL: releases already run with the work, as on the CPU): called after a
+     synchronize of s has returned, runs the releases the synchronized work queued through
+     after_current, so the ledger shows what is really in use when the caller goes on. */
+  void (*settle)(tsri_stream *s);
   /* The native handle (cudaStream_t), NULL for the CPU. */
   void *(*native)(tsri_stream *s);
   /* Copies bytes between host memory and memory of s's device, ordered after s's work, and

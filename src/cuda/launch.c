@@ -3,9 +3,11 @@
 
 #include "base/env.h"
 #include "base/status.h"
+#include "core/profile.h"
 #include "core/stream.h"
 #include "cuda/modules.h"
 #include "cuda/runtime.h"
+#include "cuda/stream.h"
 
 cudaStream_t tsri_cuda_op_stream(const tsri_op *op) {
   return (cudaStream_t)op->stream->iface->native(op->stream);
@@ -14,15 +16,18 @@ cudaStream_t tsri_cuda_op_stream(const tsri_op *op) {
 tsr_status tsri_cuda_launch(const tsri_op *op, const char *kernel, const char *options, dim3 grid,
                             dim3 block, size_t shared_bytes, void **args) {
   cudaKernel_t entry = NULL;
+  uint64_t lookup = tsri_profile_now();
   tsr_status status = tsri_cuda_kernel_get(kernel, options, op->device.index, &entry);
+  tsri_profile_phase_add(TSRI_PROFILE_LOOKUP, lookup);
   if (status != TSR_OK) return status;
   cudaError_t err = cudaSuccess;
   if (shared_bytes > 48 * 1024) /* beyond the default, a kernel must opt in (up to 227 KiB) */
     err = cudaKernelSetAttributeForDevice(entry, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)shared_bytes, op->device.index);
+  uint64_t launch = tsri_profile_now();
   if (err == cudaSuccess)
-    err = cudaLaunchKernel((const void *)entry, grid, block, args, shared_bytes,
-                           tsri_cuda_op_stream(op));
+    err = tsri_cuda_stream_launch(op->stream, entry, grid, block, args, shared_bytes);
+  tsri_profile_phase_add(TSRI_PROFILE_LAUNCH, launch);
   return tsri_cuda_status(err, kernel);
 }
 

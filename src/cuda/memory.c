@@ -7,6 +7,7 @@
 #include "base/discovery.h"
 #include "base/log.h"
 #include "cuda/runtime.h"
+#include "cuda/stream.h"
 
 /* cudaMalloc hands out 2 MiB pages for large blocks and 512-byte granules below that; counting
    the rounded size keeps the ledger's numbers near what the device loses. */
@@ -63,4 +64,5 @@ const tsri_system_allocator tsri_cuda_allocator = {.round = gpu_round,
                                                    .alloc = gpu_alloc,
                                                    .free = gpu_free,
                                                    .total_bytes = gpu_total_bytes,
-                                                   .used_bytes = gpu_used_bytes};
+                                                   .used_bytes = gpu_used_bytes,
+                                                   .settle = tsri_cuda_settle_all};

@@ -2,9 +2,11 @@
  * event and then run. */
 #include "cuda/release.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef struct {
   void (*fn)(void *);
@@ -105,12 +107,35 @@ void tsri_cuda_release_submit(tsri_cuda_release_batch *batch, cudaEvent_t event)
   if (!queued) run_batch(batch); /* no thread: release here, after the device is done */
 }
 
-void tsri_cuda_release_drain(void) {
+/* Waits until every batch submitted before the call has run, or past `deadline` (NULL: no limit).
+ */
+static bool drain_until(const struct timespec *deadline) {
   pthread_mutex_lock(&releases.mutex);
+  bool self = releases.started && pthread_equal(pthread_self(), releases.thread);
   uint64_t target = releases.submitted;
-  while (releases.done < target)
-    pthread_cond_wait(&releases.idle, &releases.mutex);
+  int err = 0;
+  while (!self && releases.done < target && err != ETIMEDOUT)
+    err = deadline ? pthread_cond_timedwait(&releases.idle, &releases.mutex, deadline)
+                   : pthread_cond_wait(&releases.idle, &releases.mutex);
+  bool drained = releases.done >= target;
   pthread_mutex_unlock(&releases.mutex);
+  return drained;
+}
+
+void tsri_cuda_release_drain(void) {
+  drain_until(NULL);
+}
+
+bool tsri_cuda_release_drain_within(unsigned ms) {
+  struct timespec deadline; /* the condition variable's clock: CLOCK_REALTIME */
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += ms / 1000;
+  deadline.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (deadline.tv_nsec >= 1000000000L) {
+    deadline.tv_sec++;
+    deadline.tv_nsec -= 1000000000L;
+  }
+  return drain_until(&deadline);
 }
 
 void tsri_cuda_release_shutdown(void) {

@@ -20,8 +20,11 @@ size_t tsri_cuda_release_batch_count(const tsri_cuda_release_batch *batch);
  * the release thread runs the batch's functions in order once the event has completed. If the
  * thread cannot be started, the caller does that itself before returning. */
 void tsri_cuda_release_submit(tsri_cuda_release_batch *batch, cudaEvent_t event);
-/* Returns once every batch submitted before the call has run. Not from the release thread. */
+/* Returns once every batch submitted before the call has run. From the release thread itself it
+ * returns at once (it would wait for itself). */
 void tsri_cuda_release_drain(void);
+/* The same, waiting at most `ms` milliseconds: true when every such batch has run. */
+bool tsri_cuda_release_drain_within(unsigned ms);
 /* Drains, then stops the thread (backend shutdown). */
 void tsri_cuda_release_shutdown(void);
 

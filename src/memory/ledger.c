@@ -158,13 +158,17 @@ static void evict_for_locked(tsri_ledger *l, const tsri_reservation *r, uint64_t
   tsri_ledger_route_locked(l, &a->route);
 }
 
-static tsr_status admit_locked(tsri_ledger *l, const tsri_reservation *r, admission *a) {
+/* Grants r, or refuses it. Only a final refusal counts (and snapshots the counters for its
+   message): the first one is followed by a settle and a second try. */
+static tsr_status admit_locked(tsri_ledger *l, const tsri_reservation *r, admission *a,
+                               bool final) {
   uint64_t total = ledger_total(l), need = r->bytes;
   if (l->cap == 0 || (need <= l->cap && total <= l->cap - need)) {
     tsri_ledger_add_locked(l, r->dest, need);
   } else if (need > l->cap || total - l->cache.bytes > l->cap - need) {
     /* Only blocks still in the cache can be evicted (blocks being trimmed leave on their own);
        when even all of them would not make room, refuse and keep the cache. */
+    if (!final) return TSR_ERR_CAP;
     l->refusals++;
     tsri_ledger_changed_locked(l);
     tsri_ledger_snapshot_locked(l, &a->seen);
@@ -192,8 +196,16 @@ static tsr_status refusal_error(const tsri_ledger *l, const tsri_reservation *r,
 tsr_status tsri_ledger_reserve(tsri_ledger *l, const tsri_reservation *r) {
   admission a = {0};
   tsri_ledger_lock(l);
-  tsr_status st = admit_locked(l, r, &a);
+  tsr_status st = admit_locked(l, r, &a, false);
   tsri_ledger_unlock(l);
+  if (st == TSR_ERR_CAP) {
+    /* Bytes whose release waits only for queued device work are not in use: let them come back
+       (outside the lock: the releases refund to ledgers), then decide for good. */
+    tsri_memory_settle();
+    tsri_ledger_lock(l);
+    st = admit_locked(l, r, &a, true);
+    tsri_ledger_unlock(l);
+  }
   if (st != TSR_OK) return refusal_error(l, r, &a.seen);
   if (!a.victims) return TSR_OK;
   while (a.victims) {

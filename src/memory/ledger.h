@@ -111,6 +111,8 @@ void tsri_cache_set_limit(tsri_ledger *l, uint64_t bytes);
 /* system.c: the system allocators and the real free. */
 /* The allocator serving a device type: the CPU's built in, a GPU's as registered; NULL if none. */
 const tsri_system_allocator *tsri_system_allocator_for(tsr_device_type type);
+/* Asks every registered allocator that has one to settle (tsri_system_allocator.settle). */
+void tsri_memory_settle(void);
 /* Really frees one block through the route (the hook, or the system's free). */
 void tsri_route_free(const tsri_dealloc_route *route, void *ptr, uint64_t bytes);
 

@@ -21,6 +21,13 @@ const tsri_system_allocator *tsri_system_allocator_for(tsr_device_type type) {
   return a;
 }
 
+void tsri_memory_settle(void) {
+  for (int type = 0; type < TSRI_DEVICE_TYPE_COUNT; type++) {
+    const tsri_system_allocator *a = tsri_system_allocator_for((tsr_device_type)type);
+    if (a && a->settle) a->settle();
+  }
+}
+
 void tsri_route_free(const tsri_dealloc_route *route, void *ptr, uint64_t bytes) {
   /* A 0-byte buffer has nothing to free; a device without an allocator never allocated. */
   if (!ptr || !route->sys) return;
