@@ -41,8 +41,9 @@
  * --long N (the second context, 0 to skip it), --config one|timeout|both, --seed N,
  * --device cpu|gpu, --dir DIR (the checkpoint's folder is made there instead of /dev/shm: a
  * machine whose /dev/shm is small; the page cache then stands for tmpfs).
- * --group mpi under mpirun: the model split tensor-parallel over the ranks, decode at context 128
- * with the share of each token's time its collectives take (bench/generate_group.h). */
+ * --group mpi|nccl under mpirun: the model split tensor-parallel over the ranks (with --device gpu
+ * each rank on its own GPU), decode at context 128 with the share of each token's time its
+ * collectives take (bench/generate_group.h). */
 #include <cblas.h>
 #include <dirent.h>
 #include <math.h>
@@ -671,10 +672,6 @@ static bool parse_options(options *o, int argc, char **argv) {
     return false;
   }
 #endif
-  if (o->group && o->gpu) {
-    fprintf(stderr, "generate: --group runs on the CPU (each rank's own GPU is not chosen yet)\n");
-    return false;
-  }
   bool group_known = !o->group || strcmp(o->group, "mpi") == 0 || strcmp(o->group, "nccl") == 0;
   return known && group_known && o->layers >= 1 && o->layers <= 1000 && o->steps >= 1 &&
          o->steps <= MAX_STEPS && o->long_context >= 0 && o->long_context <= 131072;
@@ -683,12 +680,12 @@ static bool parse_options(options *o, int argc, char **argv) {
 int main(int argc, char **argv) {
   options o;
   if (!parse_options(&o, argc, argv)) {
-    fprintf(
-        stderr,
-        "usage: generate [--small | --layers N] [--steps N] [--long N] "
-        "[--config one|timeout|both] [--seed N] [--device cpu|gpu] [--dir DIR]\n"
-        "       mpirun -np N generate --group mpi [--small | --layers N] [--steps N] [--seed N] "
-        "[--dir DIR]\n");
+    fprintf(stderr,
+            "usage: generate [--small | --layers N] [--steps N] [--long N] "
+            "[--config one|timeout|both] [--seed N] [--device cpu|gpu] [--dir DIR]\n"
+            "       mpirun -np N generate --group mpi|nccl [--small | --layers N] [--steps N] "
+            "[--seed N] "
+            "[--device cpu|gpu] [--dir DIR]\n");
     return 2;
   }
   if (o.group) return run_group(&o);
