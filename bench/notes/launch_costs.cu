@@ -6,6 +6,8 @@
  *   nvcc -arch=sm_90 -cubin -o kern.cubin -x cu -DLAUNCH_COSTS_KERNELS bench/notes/launch_costs.cu
  *   nvcc -arch=sm_90 -O2 -o launch_costs bench/notes/launch_costs.cu -lcuda && ./launch_costs
  * (run it where kern.cubin is). Figures: bench/RESULTS.md, "CUDA graphs". */
+/* The repository's style formats CUDA's <<<...>>> as C++03 (> > >): not formatted. */
+// clang-format off
 #ifdef LAUNCH_COSTS_KERNELS
 struct Small {
   long long a;
@@ -71,7 +73,7 @@ template <class F>
 static double per_launch(F f) {
   double best = 1e9;
   for (int r = 0; r < 7; r++) {
-    spin<<<1, 1, 0, st> > >(2000000000LL / 20); /* ~50 ms at ~2 GHz */
+    spin<<<1, 1, 0, st>>>(2000000000LL / 20); /* ~50 ms at ~2 GHz */
     double t0 = now();
     for (int i = 0; i < N; i++)
       f();
@@ -110,7 +112,7 @@ static int launch_main() {
     printf("memsetAsync 64B                 %.2f us\n",
            per_launch([&] { cudaMemsetAsync(out, 0, 64, st); }));
     printf("<<<>>> static small             %.2f us\n",
-           per_launch([&] { s_small<<<1, 32, 0, st> > >(sm, out); }));
+           per_launch([&] { s_small<<<1, 32, 0, st>>>(sm, out); }));
     printf("cudaLaunchKernel lib small      %.2f us\n",
            per_launch([&] { cudaLaunchKernel((const void *)kls, dim3(1), dim3(32), as, 0, st); }));
     printf("cudaLaunchKernel lib big 384B   %.2f us\n",
@@ -155,7 +157,7 @@ static int graph_main() {
     double t0 = now_us();
     for (int i = 0; i < N; i++) {
       bg.v[1] = i;
-      s_big<<<64, 256, 0, st> > >(bg, out);
+      s_big<<<64, 256, 0, st>>>(bg, out);
     }
     double t1 = now_us();
     cudaStreamSynchronize(st);
@@ -213,7 +215,7 @@ static int graph_main() {
     cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal);
     for (int i = 0; i < N; i++) {
       bg.v[1] = i;
-      s_big<<<64, 256, 0, st> > >(bg, out);
+      s_big<<<64, 256, 0, st>>>(bg, out);
     }
     cudaGraph_t g;
     cudaStreamEndCapture(st, &g);
@@ -244,3 +246,4 @@ int main() {
   return launch_main() || graph_main();
 }
 #endif
+// clang-format on
