@@ -21,6 +21,7 @@ enum { NAME_BYTES = 1024 };
    (rank modulo the GPUs of this machine: one process per GPU, as nccl groups expect). */
 static tsr_device rank_device(const options *o, tsr_group *g) {
   if (!o->gpu) return (tsr_device){TSR_CPU, 0};
+  if (tsr_group_device(g).type == TSR_GPU) return tsr_group_device(g);
   int gpus = tsr_device_count(TSR_GPU);
   if (gpus < 1) die("--device gpu: no usable GPU", TSR_ERR_DEVICE);
   return (tsr_device){TSR_GPU, tsr_group_rank(g) % gpus};

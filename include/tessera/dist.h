@@ -55,6 +55,11 @@ TSR_API tsr_status tsr_group_init(tsr_group **out, const char *backend);
 /* This process's rank in [0, size) and the number of ranks; -1 / 0 for NULL. Never fail. */
 TSR_API int tsr_group_rank(const tsr_group *g);
 TSR_API int tsr_group_size(const tsr_group *g);
+/* Where this rank's side of the group lives: its own GPU for nccl groups (the one picked by the
+ * rank's index on its node), the CPU for mpi and local groups (which also take arrays on other
+ * devices); {TSR_CPU, -1} for NULL. A split model's device for an nccl group must be this one
+ * (the CLI places it there when --device is not given). Never fails. */
+TSR_API tsr_device tsr_group_device(const tsr_group *g);
 /* Frees the group (NULL is fine); every rank frees its own, none waits for the others. Work
  * already queued on streams that uses it still runs; a lazy collective of it that has not run
  * fails with TSR_ERR_STATE when evaluated. After a timeout (the group is broken) it returns

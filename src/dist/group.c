@@ -128,6 +128,11 @@ int tsr_group_size(const tsr_group *g) {
   return g ? g->size : 0;
 }
 
+tsr_device tsr_group_device(const tsr_group *g) {
+  if (!g) return (tsr_device){TSR_CPU, -1};
+  return g->transport->home ? g->transport->home(g) : (tsr_device){TSR_CPU, 0};
+}
+
 tsr_status tsr_group_set_timeout(tsr_group *g, double seconds) {
   if (!g) return tsri_error(TSR_ERR_INVALID, "group_set_timeout: g is NULL");
   if (!(seconds >= 0) || isinf(seconds))

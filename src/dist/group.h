@@ -56,6 +56,8 @@ typedef struct tsri_transport {
   void (*destroy)(tsr_group *g, bool broken);
   /* Whether the group's collectives can run on this device (raw and lazy). */
   bool (*runs_on)(const tsr_group *g, tsr_device d);
+  /* Optional (NULL: the CPU): the device this rank's collectives run on natively. */
+  tsr_device (*home)(const tsr_group *g);
 } tsri_transport;
 
 struct tsr_group {

@@ -192,6 +192,10 @@ static bool nccl_runs_on(const tsr_group *g, tsr_device d) {
   return d.type == TSR_GPU && d.index == ctx_of(g)->gpu;
 }
 
+static tsr_device nccl_home(const tsr_group *g) {
+  return (tsr_device){TSR_GPU, ctx_of(g)->gpu};
+}
+
 static bool nccl_moves_at_call(const tsr_group *g, tsr_device d) {
   (void)g;
   (void)d;
@@ -205,7 +209,8 @@ static const tsri_transport nccl_transport = {.name = "nccl",
                                               .all_sum = nccl_all_sum,
                                               .all_gather = nccl_all_gather,
                                               .destroy = nccl_destroy,
-                                              .runs_on = nccl_runs_on};
+                                              .runs_on = nccl_runs_on,
+                                              .home = nccl_home};
 
 /* This rank's index among the ranks of its node, and their number. */
 static void node_rank(int *local_rank, int *local_size) {

@@ -10,6 +10,8 @@ static void local_basics(void) {
   tsr_group *g = dist_group("local");
   CHECK_EQ_INT(tsr_group_rank(g), 0);
   CHECK_EQ_INT(tsr_group_size(g), 1);
+  tsr_device home = tsr_group_device(g);
+  CHECK(home.type == TSR_CPU && home.index == 0);
   CHECK_OK(tsr_group_set_timeout(g, 0));
   CHECK_OK(tsr_group_set_timeout(g, 2.5));
   const tsr_dtype dtypes[] = DIST_SUMMED_DTYPES;
@@ -60,6 +62,7 @@ static void bad_inputs(void) {
   CHECK(g == NULL);
   CHECK_EQ_INT(tsr_group_rank(NULL), -1);
   CHECK_EQ_INT(tsr_group_size(NULL), 0);
+  CHECK(tsr_group_device(NULL).index == -1);
   CHECK_STATUS(tsr_group_set_timeout(NULL, 1), TSR_ERR_INVALID);
   g = dist_group("local");
   CHECK_STATUS(tsr_group_set_timeout(g, -1), TSR_ERR_INVALID);

@@ -77,6 +77,8 @@ int main(void) {
   }
   CHECK_OK(st);
   CHECK_OK(tsr_group_set_timeout(g, 60));
+  tsr_device home = tsr_group_device(g); /* one rank per GPU: this one's by its node index */
+  CHECK(home.type == TSR_GPU && home.index == tsr_group_rank(g) % tsr_device_count(TSR_GPU));
   tsr_stream *s = tsr_default_stream(gpu0());
   CHECK(s != NULL);
   const tsr_dtype dtypes[] = DIST_SUMMED_DTYPES;

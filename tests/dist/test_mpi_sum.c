@@ -94,6 +94,8 @@ static void every_case(tsr_group *g) {
 
 int main(void) {
   tsr_group *g = dist_group("mpi");
+  tsr_device home = tsr_group_device(g); /* mpi groups take any device; the CPU is theirs */
+  CHECK(home.type == TSR_CPU && home.index == 0);
   every_case(g);
   against_mpi(g);
   /* The chunking: 100,003 elements in chunks of 333 (301 calls), halves staged per chunk. */

@@ -166,9 +166,9 @@ static tsr_status run_bench(tsr_model *m, const bench_args *a, bench_result *r) 
 }
 
 /* Loads the model (split over `group` when there is one), measures and reports. */
-static int bench_model(const bench_args *a, tsr_group *group) {
+static int bench_model(bench_args *a, tsr_group *group) {
   tsr_model *m = NULL;
-  int code = cli_load_model_in("bench", a->dir, a->device, 0, group, &m);
+  int code = cli_load_model_in("bench", a->dir, &a->device, 0, group, &m);
   if (code != CLI_EXIT_OK) return code;
   bench_result r = {0};
   tsr_status st = run_bench(m, a, &r);

@@ -205,7 +205,8 @@ int cli_calibrate(int argc, char **argv) {
   tsr_model *m = NULL;
   tsr_group *group = NULL;
   int code = cli_group_join("calibrate", a.group, &group);
-  if (code == CLI_EXIT_OK) code = cli_load_model_in("calibrate", a.dir, a.device, a.cap, group, &m);
+  if (code == CLI_EXIT_OK)
+    code = cli_load_model_in("calibrate", a.dir, &a.device, a.cap, group, &m);
   if (code == CLI_EXIT_CAP) report_cap_need(a.cap, "loading the weights");
   if (code == CLI_EXIT_OK && a.n_texts > 0 && !tsr_model_has_tokenizer(m))
     code =

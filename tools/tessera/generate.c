@@ -242,9 +242,9 @@ static tsr_status run_generation(tsr_model *m, const generate_args *a, generatio
 }
 
 /* Loads the model (split over `group` when there is one) and generates. */
-static int generate_with(const generate_args *a, tsr_group *group) {
+static int generate_with(generate_args *a, tsr_group *group) {
   tsr_model *m = NULL;
-  int code = cli_load_model_in("generate", a->dir, a->device, a->cap, group, &m);
+  int code = cli_load_model_in("generate", a->dir, &a->device, a->cap, group, &m);
   if (code != CLI_EXIT_OK) return code;
   if (a->prompt && !tsr_model_has_tokenizer(m)) { /* bad usage for this model: exit 2, not 1 */
     tsr_model_free(m);

@@ -91,7 +91,7 @@ int cli_logits(int argc, char **argv) {
   tsr_model *m = NULL;
   tsr_group *group = NULL;
   int code = cli_group_join("logits", a.group, &group);
-  if (code == CLI_EXIT_OK) code = cli_load_model_in("logits", a.dir, a.device, a.cap, group, &m);
+  if (code == CLI_EXIT_OK) code = cli_load_model_in("logits", a.dir, &a.device, a.cap, group, &m);
   if (code == CLI_EXIT_OK) {
     tsr_status st = write_logits(m, ids, n, a.out, tsr_group_rank(group) <= 0);
     if (st != TSR_OK) code = cli_report_failure("logits", "computing the logits", st);

@@ -82,10 +82,27 @@ double cli_now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int cli_load_model_in(const char *command, const char *dir, tsr_device device, uint64_t cap,
+/* The device a rank's split model goes on: see cli_load_model_in. */
+static int place_for_group(const char *command, tsr_group *group, tsr_device *device) {
+  tsr_device home = tsr_group_device(group), fallback = tsr_default_device();
+  if (!group || home.type != TSR_GPU) return CLI_EXIT_OK;
+  if (device->type == home.type && device->index == home.index) return CLI_EXIT_OK;
+  if (device->type == fallback.type && device->index == fallback.index) {
+    *device = home;
+    return CLI_EXIT_OK;
+  }
+  char mine[32], group_gpu[32];
+  return cli_usage_error(
+      command, "rank %d's nccl group runs on %s: --device %s cannot hold its model",
+      tsr_group_rank(group), cli_device_name(home, group_gpu), cli_device_name(*device, mine));
+}
+
+int cli_load_model_in(const char *command, const char *dir, tsr_device *device, uint64_t cap,
                       tsr_group *group, tsr_model **out) {
+  int code = place_for_group(command, group, device);
+  if (code != CLI_EXIT_OK) return code;
   tsr_model_options opt = tsr_model_default_options();
-  opt.device = device;
+  opt.device = *device;
   opt.backing_cap = cap;
   opt.group = group;
   opt.progress = tsr_group_rank(group) <= 0; /* rank 0 (or no group) draws the bar */

@@ -29,10 +29,12 @@ int cli_group_join(const char *command, const char *backend, tsr_group **out);
 /* Frees the group and shuts the library down (MPI is finalized), reporting on the original
  * stderr a failure (`code` != 0) of a rank other than 0. Returns code. NULL group: returns code. */
 int cli_group_leave(const char *command, tsr_group *g, int code);
-/* Loads the model at `dir` on `device` (cap 0 = none), split over `group` (NULL: none), with the
+/* Loads the model at `dir` on `*device` (cap 0 = none), split over `group` (NULL: none), with the
  * progress bar when stderr is a terminal; on failure prints the error and returns its exit code
- * (0 on success). */
-int cli_load_model_in(const char *command, const char *dir, tsr_device device, uint64_t cap,
+ * (0 on success). An nccl group's rank holds its model on its own GPU (tsr_group_device): a
+ * device left at the default is moved there (*device tells where), another one is refused with
+ * exit 2 before anything loads. */
+int cli_load_model_in(const char *command, const char *dir, tsr_device *device, uint64_t cap,
                       tsr_group *group, tsr_model **out);
 
 /* Seconds on a monotonic clock. */
