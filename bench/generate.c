@@ -684,8 +684,7 @@ int main(int argc, char **argv) {
             "usage: generate [--small | --layers N] [--steps N] [--long N] "
             "[--config one|timeout|both] [--seed N] [--device cpu|gpu] [--dir DIR]\n"
             "       mpirun -np N generate --group mpi|nccl [--small | --layers N] [--steps N] "
-            "[--seed N] "
-            "[--device cpu|gpu] [--dir DIR]\n");
+            "[--seed N] [--device cpu|gpu] [--dir DIR]\n");
     return 2;
   }
   if (o.group) return run_group(&o);

@@ -1,17 +1,17 @@
-/* bench/generate_group.h — `bench/generate --group mpi` under `mpirun -np N`: the same synthetic
- * GLM-4-9B-shaped checkpoint (rank 0 writes it to /dev/shm, or --dir; the folder's name reaches
- * the others through the group), loaded tensor-parallel over the N ranks (tsr_model_options.group;
- * with --device gpu each rank on its own GPU: --group nccl),
- * and per decode step of one token at context 128: the step's time and the time of its collectives
- * replayed alone. Every step of the split model makes 2 x layers all-sums of [1, hidden] float32
- * (after each o_proj and down_proj) and one all-gather of the logits [1, vocab / N]; the replay
- * builds that chain with the same lazy ops on the same group and evaluates it, right after each
- * step, so share = replay / step is the part of a token's time the collectives cost when the
- * ranks arrive together (the wait for a slower rank inside a real step is not in it). Everything
- * runs in this process (no child per configuration: MPI ranks cannot fork new ones): the
- * OpenBLAS and thread settings are the environment's (`mpirun -x TSR_NUM_THREADS=1 -x
- * OPENBLAS_NUM_THREADS=1 ...`), and the roof is not measured. `-np 1` is the baseline through the
- * same code (its collectives are a group of one). Rank 0 prints. */
+/* bench/generate_group.h — `bench/generate --group mpi|nccl` under `mpirun -np N`: the same
+ * synthetic GLM-4-9B-shaped checkpoint (rank 0 writes it to /dev/shm, or --dir; the folder's name
+ * reaches the others through the group), loaded tensor-parallel over the N ranks
+ * (tsr_model_options.group; with --device gpu each rank on its own GPU: --group nccl), and per
+ * decode step of one token at context 128: the step's time and the time of its collectives replayed
+ * alone. Every step of the split model makes 2 x layers all-sums of [1, hidden] float32 (after each
+ * o_proj and down_proj) and one all-gather of the logits [1, vocab / N]; the replay builds that
+ * chain with the same lazy ops on the same group and evaluates it, right after each step, so share
+ * = replay / step is the part of a token's time the collectives cost when the ranks arrive together
+ * (the wait for a slower rank inside a real step is not in it). Everything runs in this process (no
+ * child per configuration: MPI ranks cannot fork new ones): the OpenBLAS and thread settings are
+ * the environment's (`mpirun -x TSR_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1 ...`), and the roof is
+ * not measured. `-np 1` is the baseline through the same code (its collectives are a group of one).
+ * Rank 0 prints. */
 #ifndef TSR_BENCH_GENERATE_GROUP_H
 #define TSR_BENCH_GENERATE_GROUP_H
 

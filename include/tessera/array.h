@@ -59,7 +59,9 @@ TSR_API tsr_status tsr_stream_new(tsr_stream **out, tsr_device d);
  * it (freeing it again included), as for any handle from before tsr_shutdown; handles are never
  * reused. From a host function running on s itself: TSR_ERR_STATE (it would wait for itself). */
 TSR_API tsr_status tsr_stream_free(tsr_stream *s);
-/* Blocks until everything submitted to s before the call has run. NULL = default stream.
+/* Blocks until everything submitted to s before the call has run. NULL = default stream. On a
+ * GPU it also waits (up to 10 s, for other streams' earlier work) until the buffers that work
+ * released are back on the ledger, so a snapshot taken next shows what is really in use.
  * TSR_ERR_STATE for a freed handle, and from a host function when the wait could never end (on
  * its own stream, or on one that needs work queued behind it), naming the streams. */
 TSR_API tsr_status tsr_stream_synchronize(tsr_stream *s);

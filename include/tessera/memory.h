@@ -16,6 +16,11 @@
  * memory). It does not cover the process's own heap (graph nodes, messages, thread stacks, the
  * libraries tessera calls): the cap governs backing, not the process heap.
  *
+ * On a GPU a released buffer leaves the ledger only once the kernels reading it are done. A
+ * reservation the cap would refuse first waits (up to 10 s) for such releases already queued on
+ * any device, so TSR_ERR_CAP means the bytes still in use did not leave room; a synchronize of a
+ * stream also waits for its work's releases (tsr_stream_synchronize).
+ *
  * Bytes are counted as the system backs them: a CPU buffer under 64 KiB is a 64-byte aligned
  * heap block counted at its size rounded up to 64 bytes; a larger one is its own anonymous
  * mapping, counted in whole pages, and unmapped when freed.

@@ -36,7 +36,10 @@ typedef tsr_status (*tsr_serialized_fn)(void *ctx);
 /* Runs fn(ctx) holding the evaluation lock; returns fn's status (TSR_ERR_INVALID for NULL fn). */
 TSR_API tsr_status tsr_with_serialized_evaluation(tsr_serialized_fn fn, void *ctx);
 /* cudaStream_t for a GPU stream, NULL for a CPU stream (and for a freed handle, with
- * TSR_ERR_STATE as the thread's last error). */
+ * TSR_ERR_STATE as the thread's last error). Work tessera queued on it before the call is on the
+ * stream when it returns. With TSR_CUDA_GRAPHS=1 tessera may capture later kernels of this stream
+ * into a graph: enqueue on the handle inside tsr_with_serialized_evaluation (or after a
+ * synchronize, with no evaluation on the stream meanwhile) so your work is not caught in one. */
 TSR_API void *tsr_stream_native(tsr_stream *s);
 /* Runs fn(ctx) in stream order: after everything submitted to s before it, before everything
  * after. fn runs on the stream's worker; it must not wait on tessera work or call the CUDA API,

@@ -120,9 +120,9 @@ tsr_status tsri_node_dispatch(tsr_array *node) {
                 .stream = node->stream};
   for (int i = 0; i < node->ninputs; i++)
     tsri_view_of(node->inputs[i], &op.in[i]);
-  uint64_t output = tsri_profile_now();
+  uint64_t output_start = tsri_profile_now();
   tsr_status status = prepare_output(node, &op);
-  tsri_profile_phase_add(TSRI_PROFILE_OUTPUT, output);
+  tsri_profile_phase_add(TSRI_PROFILE_OUTPUT, output_start);
   if (status == TSR_OK)
     status = crosses_devices(node) ? copy_across_devices(node, &op) : tsri_kernel_call(&op);
   if (status != TSR_OK) {

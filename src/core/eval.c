@@ -250,16 +250,16 @@ void tsri_run_node_task(tsri_task *task) {
      other streams (their time is theirs). */
   tsr_device_type type = node->device.type;
   tsri_primitive primitive = node->primitive;
-  uint64_t fences = tsri_profile_now();
+  uint64_t fences_start = tsri_profile_now();
   bool ready = inputs_ready(node);
-  tsri_profile_phase_add(TSRI_PROFILE_INPUTS, fences);
+  tsri_profile_phase_add(TSRI_PROFILE_INPUTS, fences_start);
   uint64_t start = tsri_profile_now();
   if (ready) run_kernel(node);
   atomic_store(&node->state, node->status == TSR_OK ? TSRI_NODE_READY : TSRI_NODE_FAILED);
   /* Stream-ordered: an asynchronous device may still read the inputs' buffers. */
-  uint64_t release = tsri_profile_now();
+  uint64_t release_start = tsri_profile_now();
   node->stream->iface->after_current(node->stream, release_inputs, node);
-  tsri_profile_phase_add(TSRI_PROFILE_RELEASE, release);
+  tsri_profile_phase_add(TSRI_PROFILE_RELEASE, release_start);
   tsri_profile_node(type, primitive, start);
 }
 

@@ -81,10 +81,17 @@ void tsri_profile_report(void) {
   if (!tsri_profile_on()) return;
   static const char *const device_names[DEVICE_TYPES] = {"cpu", "gpu"};
   static const char *const phase_names[TSRI_PROFILE_PHASES] = {
-      "eval: walk and submit", "eval: wait",         "node: input fences",
-      "node: output",          "node: release hand", "node: backend prelude",
-      "node: kernel lookup",   "node: launch call",  "graph: end and launch",
-      "graph: update",         "graph: instantiate"};
+      [TSRI_PROFILE_SUBMIT] = "eval: walk and submit",
+      [TSRI_PROFILE_WAIT] = "eval: wait",
+      [TSRI_PROFILE_INPUTS] = "node: input fences",
+      [TSRI_PROFILE_OUTPUT] = "node: output",
+      [TSRI_PROFILE_RELEASE] = "node: release hand",
+      [TSRI_PROFILE_PRELUDE] = "node: backend prelude",
+      [TSRI_PROFILE_LOOKUP] = "node: kernel lookup",
+      [TSRI_PROFILE_LAUNCH] = "node: launch call",
+      [TSRI_PROFILE_GRAPH_END] = "graph: end and launch",
+      [TSRI_PROFILE_GRAPH_UPDATE] = "graph: update",
+      [TSRI_PROFILE_GRAPH_INSTANTIATE] = "graph: instantiate"};
   row rows[DEVICE_TYPES * TSRI_PRIM_COUNT + TSRI_PROFILE_PHASES];
   size_t n = 0;
   for (int d = 0; d < DEVICE_TYPES; d++)

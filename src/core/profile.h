@@ -26,7 +26,8 @@ typedef enum {
   TSRI_PROFILE_RELEASE, /* handing the inputs' release to the stream (after_current) */
   TSRI_PROFILE_PRELUDE, /* a backend's own work before the task (CUDA: device, failure check) */
   TSRI_PROFILE_LOOKUP,  /* finding the kernel (CUDA: the loaded specialization) */
-  TSRI_PROFILE_LAUNCH,  /* the runtime's launch call (cudaLaunchKernel) */
+  TSRI_PROFILE_LAUNCH,  /* the runtime's launch call (cudaLaunchKernel; with graphs the capture,
+                           and a full chunk's end) */
   /* CUDA graphs (cuda/graph.h): a batch's end (end of capture, update or instantiation, launch),
      and of it the update of a cached executable, or a new instantiation */
   TSRI_PROFILE_GRAPH_END,

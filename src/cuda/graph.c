@@ -8,11 +8,6 @@
 /* Launched directly before a batch starts capturing: an evaluation of a few kernels costs more
    as a graph (begin, end, update and graph launch: ~10 µs) than launched one by one. */
 enum { DIRECT_FIRST = 4 };
-/* A capture this long is ended and launched, so that the device starts on an evaluation while
-   the rest of it is still being captured: a whole decode step captured before its graph is
-   launched leaves the GPU idle meanwhile (8 layers: 287 tok/s against 401 launched directly);
-   in chunks of 32, 64, 128 and 256 kernels: 352, 379, 360, 337 (H200, 2026-12-03). */
-enum { MOST_NODES = 64 };
 
 cudaError_t tsri_cuda_graph_launch(tsri_cuda_graph_batch *b, cudaStream_t stream,
                                    cudaKernel_t kernel, dim3 grid, dim3 block, void **args,
@@ -34,9 +29,8 @@ cudaError_t tsri_cuda_graph_launch(tsri_cuda_graph_batch *b, cudaStream_t stream
     b->captured = 0;
   }
   cudaError_t err = cudaLaunchKernel((const void *)kernel, grid, block, args, shared_bytes, stream);
-  if (err != cudaSuccess) return err;
-  if (++b->captured >= MOST_NODES) return tsri_cuda_graph_end(b, stream);
-  return cudaSuccess;
+  if (err == cudaSuccess) b->captured++;
+  return err;
 }
 
 /* The cached executable for `nodes` kernels updated to `graph`, or a new one instantiated (and
@@ -65,6 +59,7 @@ static cudaError_t executable_for(tsri_cuda_graph_batch *b, cudaGraph_t graph, u
   }
   if (b->cache[slot].nodes) cudaGraphExecDestroy(b->cache[slot].exec);
   b->cache[slot].nodes = 0;
+  b->cache[slot].used = 0; /* free: the first to be taken */
   uint64_t start = tsri_profile_now();
   cudaError_t err = cudaGraphInstantiate(out, graph, 0);
   tsri_profile_phase_add(TSRI_PROFILE_GRAPH_INSTANTIATE, start);

@@ -16,18 +16,18 @@ cudaStream_t tsri_cuda_op_stream(const tsri_op *op) {
 tsr_status tsri_cuda_launch(const tsri_op *op, const char *kernel, const char *options, dim3 grid,
                             dim3 block, size_t shared_bytes, void **args) {
   cudaKernel_t entry = NULL;
-  uint64_t lookup = tsri_profile_now();
+  uint64_t lookup_start = tsri_profile_now();
   tsr_status status = tsri_cuda_kernel_get(kernel, options, op->device.index, &entry);
-  tsri_profile_phase_add(TSRI_PROFILE_LOOKUP, lookup);
+  tsri_profile_phase_add(TSRI_PROFILE_LOOKUP, lookup_start);
   if (status != TSR_OK) return status;
   cudaError_t err = cudaSuccess;
   if (shared_bytes > 48 * 1024) /* beyond the default, a kernel must opt in (up to 227 KiB) */
     err = cudaKernelSetAttributeForDevice(entry, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)shared_bytes, op->device.index);
-  uint64_t launch = tsri_profile_now();
+  uint64_t launch_start = tsri_profile_now();
   if (err == cudaSuccess)
     err = tsri_cuda_stream_launch(op->stream, entry, grid, block, args, shared_bytes);
-  tsri_profile_phase_add(TSRI_PROFILE_LAUNCH, launch);
+  tsri_profile_phase_add(TSRI_PROFILE_LAUNCH, launch_start);
   return tsri_cuda_status(err, kernel);
 }
 

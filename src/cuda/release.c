@@ -87,7 +87,7 @@ static void *release_main(void *arg) {
   return NULL;
 }
 
-void tsri_cuda_release_submit(tsri_cuda_release_batch *batch, cudaEvent_t event) {
+bool tsri_cuda_release_enqueue(tsri_cuda_release_batch *batch, cudaEvent_t event) {
   batch->event = event;
   batch->next = NULL;
   pthread_mutex_lock(&releases.mutex);
@@ -104,11 +104,16 @@ void tsri_cuda_release_submit(tsri_cuda_release_batch *batch, cudaEvent_t event)
     pthread_cond_signal(&releases.work);
   }
   pthread_mutex_unlock(&releases.mutex);
-  if (!queued) run_batch(batch); /* no thread: release here, after the device is done */
+  return queued;
 }
 
-/* Waits until every batch submitted before the call has run, or past `deadline` (NULL: no limit).
- */
+void tsri_cuda_release_submit(tsri_cuda_release_batch *batch, cudaEvent_t event) {
+  if (!tsri_cuda_release_enqueue(batch, event))
+    run_batch(batch); /* no thread: release here, after the device is done */
+}
+
+/* Waits until every batch submitted before the call has run, or past `deadline` (NULL: no
+   limit). */
 static bool drain_until(const struct timespec *deadline) {
   pthread_mutex_lock(&releases.mutex);
   bool self = releases.started && pthread_equal(pthread_self(), releases.thread);

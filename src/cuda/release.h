@@ -20,6 +20,9 @@ size_t tsri_cuda_release_batch_count(const tsri_cuda_release_batch *batch);
  * the release thread runs the batch's functions in order once the event has completed. If the
  * thread cannot be started, the caller does that itself before returning. */
 void tsri_cuda_release_submit(tsri_cuda_release_batch *batch, cudaEvent_t event);
+/* The same, but never runs the batch itself: false (nothing taken) when the thread cannot run
+ * it. For a caller holding a lock a release may need (the batch is then submitted after it). */
+bool tsri_cuda_release_enqueue(tsri_cuda_release_batch *batch, cudaEvent_t event);
 /* Returns once every batch submitted before the call has run. From the release thread itself it
  * returns at once (it would wait for itself). */
 void tsri_cuda_release_drain(void);

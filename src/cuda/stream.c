@@ -68,8 +68,32 @@ static void fail_locked(cuda_stream *c, cudaError_t err, const char *what) {
 
 /* Queues the kernels being captured for real, before anything else is enqueued on the stream
    (mutex held). A failure loses them: the stream is failed. */
+static void end_graph_locked(cuda_stream *c);
+
+/* The calling thread's device switched to `device` for a call that needs it (an event is
+   created on the current device, and recording it on another device's stream fails); returns
+   the previous one for leave_device, so no caller (a user thread settling a cap refusal, a
+   synchronize) finds its current device changed. */
+static int enter_device(int device) {
+  int previous = -1;
+  if (cudaGetDevice(&previous) != cudaSuccess) (void)cudaGetLastError();
+  if (previous != device && cudaSetDevice(device) != cudaSuccess) (void)cudaGetLastError();
+  return previous;
+}
+
+static void leave_device(int previous, int device) {
+  if (previous >= 0 && previous != device && cudaSetDevice(previous) != cudaSuccess)
+    (void)cudaGetLastError();
+}
+
 static void end_graph_locked(cuda_stream *c) {
+  if (!c->graphs.capturing) {
+    c->graphs.direct = 0; /* what tsri_cuda_graph_end does when nothing is open */
+    return;
+  }
+  int previous = enter_device(c->device);
   cudaError_t err = tsri_cuda_graph_end(&c->graphs, c->stream);
+  leave_device(previous, c->device);
   if (err != cudaSuccess) fail_locked(c, err, "launching a graph of captured kernels");
 }
 
@@ -81,8 +105,10 @@ static marker *cover_launched_locked(cuda_stream *c) {
   marker *m = calloc(1, sizeof *m);
   if (!m) return NULL;
   m->seq = launched;
+  int previous = enter_device(c->device);
   cudaError_t err = cudaEventCreateWithFlags(&m->event, cudaEventDisableTiming);
   if (err == cudaSuccess) err = cudaEventRecord(m->event, c->stream);
+  leave_device(previous, c->device);
   if (err != cudaSuccess) {
     fail_locked(c, err, "recording an event");
     if (m->event) cudaEventDestroy(m->event);
@@ -191,6 +217,7 @@ static tsri_cuda_release_batch *take_pending_locked(cuda_stream *c, cudaEvent_t 
   *event = NULL;
   if (!batch) return NULL;
   end_graph_locked(c);
+  int previous = enter_device(c->device);
   /* Blocking: the release thread sleeps in cudaEventSynchronize instead of spinning on a core,
      which slowed every launch of the submitting thread by ~0.5–1.5 µs on the H200. */
   if (cudaEventCreateWithFlags(event, cudaEventDisableTiming | cudaEventBlockingSync) ==
@@ -200,17 +227,38 @@ static tsri_cuda_release_batch *take_pending_locked(cuda_stream *c, cudaEvent_t 
     *event = NULL;
   }
   (void)cudaGetLastError();
+  leave_device(previous, c->device);
   return batch;
+}
+
+/* A batch the release thread could not take, run by the caller once its locks are released. */
+typedef struct {
+  tsri_cuda_release_batch *batch;
+  cudaEvent_t event;
+} leftover_batch;
+
+/* Hands the pending releases to the release thread while the mutex is held, so batches of one
+   stream reach it in the order they were taken whoever takes them (a settle's wait for
+   everything queued before it then covers every earlier batch of the stream). */
+static leftover_batch hand_over_locked(cuda_stream *c) {
+  leftover_batch left = {NULL, NULL};
+  cudaEvent_t event = NULL;
+  tsri_cuda_release_batch *batch = take_pending_locked(c, &event);
+  if (batch && !tsri_cuda_release_enqueue(batch, event)) left = (leftover_batch){batch, event};
+  return left;
+}
+
+static void run_leftover(leftover_batch left) {
+  if (left.batch) tsri_cuda_release_submit(left.batch, left.event);
 }
 
 static void cuda_flush(tsri_stream *s) {
   cuda_stream *c = ctx_of(s);
-  cudaEvent_t event;
   pthread_mutex_lock(&c->mutex);
   end_graph_locked(c); /* the evaluation's kernels run now */
-  tsri_cuda_release_batch *batch = take_pending_locked(c, &event);
+  leftover_batch left = hand_over_locked(c);
   pthread_mutex_unlock(&c->mutex);
-  if (batch) tsri_cuda_release_submit(batch, event);
+  run_leftover(left);
 }
 
 /* Releases ride in batches; a long graph flushes every so many so memory comes back while it
@@ -219,18 +267,17 @@ enum { RELEASES_PER_BATCH = 64 };
 
 static void cuda_after_current(tsri_stream *s, void (*fn)(void *ctx), void *ctx) {
   cuda_stream *c = ctx_of(s);
-  cudaEvent_t event = NULL;
-  tsri_cuda_release_batch *full = NULL;
+  leftover_batch left = {NULL, NULL};
   pthread_mutex_lock(&c->mutex);
   if (!c->pending) c->pending = tsri_cuda_release_batch_new();
   bool queued = c->pending && tsri_cuda_release_batch_add(c->pending, fn, ctx);
   /* While kernels are being captured the batch waits for the graph's end (a marker would end
-     it early); MOST_NODES in cuda/graph.c bounds how long that is. */
+     it early); TSRI_CUDA_GRAPH_CHUNK bounds how long that is. */
   if (queued && !c->graphs.capturing &&
       tsri_cuda_release_batch_count(c->pending) >= RELEASES_PER_BATCH)
-    full = take_pending_locked(c, &event);
+    left = hand_over_locked(c);
   pthread_mutex_unlock(&c->mutex);
-  if (full) tsri_cuda_release_submit(full, event);
+  run_leftover(left);
   if (!queued) { /* out of host memory for the list: wait for the device, then release */
     pthread_mutex_lock(&c->mutex);
     end_graph_locked(c);
@@ -252,14 +299,14 @@ static void CUDART_CB run_host_task(void *arg) {
 
 static void cuda_submit(tsri_stream *s, tsri_task *task) {
   cuda_stream *c = ctx_of(s);
-  uint64_t prelude = tsri_profile_now();
+  uint64_t prelude_start = tsri_profile_now();
   tsr_status status = tsri_cuda_use_device(c->device);
   pthread_mutex_lock(&c->mutex);
   bool failed = c->failed;
   char failure[TSR_ERROR_MAX];
   snprintf(failure, sizeof failure, "%s", c->failure);
   pthread_mutex_unlock(&c->mutex);
-  tsri_profile_phase_add(TSRI_PROFILE_PRELUDE, prelude);
+  tsri_profile_phase_add(TSRI_PROFILE_PRELUDE, prelude_start);
   if (task->node) {
     if (failed || status != TSR_OK)
       tsri_fail_node_task(task, TSR_ERR_DEVICE, failed ? failure : tsr_last_error());
@@ -325,12 +372,16 @@ cudaError_t tsri_cuda_stream_launch(tsri_stream *s, cudaKernel_t kernel, dim3 gr
                                     void **args, size_t shared_bytes) {
   cuda_stream *c = ctx_of(s);
   pthread_mutex_lock(&c->mutex);
+  unsigned captured_before = c->graphs.capturing ? c->graphs.captured : 0;
   cudaError_t err =
       tsri_cuda_graph_launch(&c->graphs, c->stream, kernel, grid, block, args, shared_bytes);
   if (err != cudaSuccess && c->graphs.capturing) {
-    /* The capture is invalidated: the kernels captured before this one are lost with it. */
+    /* The capture is invalidated: the kernels captured before this one (of earlier nodes, which
+       count as launched) are lost with it. */
     (void)tsri_cuda_graph_end(&c->graphs, c->stream);
-    fail_locked(c, err, "a kernel launch while capturing a graph");
+    if (captured_before > 0) fail_locked(c, err, "a kernel launch while capturing a graph");
+  } else if (c->graphs.capturing && c->graphs.captured >= TSRI_CUDA_GRAPH_CHUNK) {
+    end_graph_locked(c); /* a full chunk runs now; a failure fails the stream */
   }
   pthread_mutex_unlock(&c->mutex);
   return err;
@@ -399,44 +450,37 @@ static void cuda_settle(tsri_stream *s) {
   tsri_cuda_release_drain_within(TSRI_CUDA_SETTLE_MS);
 }
 
-/* One stream's pending releases with their event, taken under the live list's lock and handed
-   to the release thread after it (a release may destroy a stream, which takes that lock). */
-typedef struct {
-  tsri_cuda_release_batch *batch;
-  cudaEvent_t event;
-} taken_batch;
-
-static size_t take_all_pending(taken_batch **out) {
+/* Hands every live stream's pending releases to the release thread. A batch it cannot take
+   (no thread) is run after the live list's lock is released, since a release may destroy a
+   stream, which takes that lock; out of host memory for that list, the rest wait for their
+   streams' own flushes. */
+static void hand_over_all(void) {
   size_t count = 0, capacity = 0;
-  taken_batch *taken = NULL;
+  leftover_batch *left = NULL;
   pthread_mutex_lock(&live.mutex);
   for (cuda_stream *c = live.head; c; c = c->next_live) {
     if (count == capacity) {
       size_t grown = capacity ? 2 * capacity : 8;
-      taken_batch *bigger = realloc(taken, grown * sizeof *bigger);
-      if (!bigger) break; /* best effort: the rest are flushed by their own evaluations */
-      taken = bigger;
+      leftover_batch *bigger = realloc(left, grown * sizeof *bigger);
+      if (!bigger) break;
+      left = bigger;
       capacity = grown;
     }
-    if (tsri_cuda_use_device(c->device) != TSR_OK) continue;
     pthread_mutex_lock(&c->mutex);
-    taken[count].batch = take_pending_locked(c, &taken[count].event);
+    left[count] = hand_over_locked(c);
     pthread_mutex_unlock(&c->mutex);
-    if (taken[count].batch) count++;
+    if (left[count].batch) count++;
   }
   pthread_mutex_unlock(&live.mutex);
-  *out = taken;
-  return count;
+  for (size_t i = 0; i < count; i++)
+    run_leftover(left[i]);
+  free(left);
 }
 
-bool tsri_cuda_settle_all(void) {
-  if (in_host_task) return false;
-  taken_batch *taken = NULL;
-  size_t count = take_all_pending(&taken);
-  for (size_t i = 0; i < count; i++)
-    tsri_cuda_release_submit(taken[i].batch, taken[i].event);
-  free(taken);
-  return tsri_cuda_release_drain_within(TSRI_CUDA_SETTLE_MS);
+void tsri_cuda_settle_all(void) {
+  if (in_host_task) return;
+  hand_over_all();
+  tsri_cuda_release_drain_within(TSRI_CUDA_SETTLE_MS);
 }
 
 const tsri_stream_iface tsri_cuda_streams = {.create = cuda_create,

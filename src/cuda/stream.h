@@ -16,9 +16,10 @@ extern const tsri_stream_iface tsri_cuda_streams;
 
 /* Hands every CUDA stream's pending releases to the release thread and waits (bounded) until
  * they and every batch before them have run: memory held only until queued work finishes is back
- * on the ledger. True when all ran. From a CUDA host function or the release thread it waits for
- * nothing (the work it would wait for may be queued behind the caller). */
-bool tsri_cuda_settle_all(void);
+ * on the ledger. The caller's current device is left as it was. From a CUDA host function or the
+ * release thread it waits for nothing (the work it would wait for may be queued behind the caller).
+ */
+void tsri_cuda_settle_all(void);
 
 /* Launches a kernel on s in stream order, possibly captured into a graph with the kernels around
  * it (cuda/graph.h; TSR_CUDA_GRAPHS=0: always directly). Kernels go through here; everything

@@ -58,8 +58,8 @@ typedef struct {
   /* Optional (NULL: nothing held back): runs the releases that wait only for work already queued
      on the device (a GPU's stream-ordered releases), waiting a bounded time for that work. The
      ledger asks every registered allocator before refusing a reservation under a cap, since
-     those bytes, on any device's ledger, are about to come back. True when all ran. */
-  bool (*settle)(void);
+     those bytes, on any device's ledger, are about to come back. */
+  void (*settle)(void);
 } tsri_system_allocator;
 void tsri_memory_register_allocator(tsr_device_type type, const tsri_system_allocator *a);
 

@@ -200,8 +200,9 @@ tsr_status tsri_ledger_reserve(tsri_ledger *l, const tsri_reservation *r) {
   tsri_ledger_unlock(l);
   if (st == TSR_ERR_CAP) {
     /* Bytes whose release waits only for queued device work are not in use: let them come back
-       (outside the lock: the releases refund to ledgers), then decide for good. */
-    tsri_memory_settle();
+       (outside the lock: the releases refund to ledgers), then decide for good. A request above
+       the cap itself never fits (the cap is fixed once installed). */
+    if (r->bytes <= l->cap) tsri_memory_settle();
     tsri_ledger_lock(l);
     st = admit_locked(l, r, &a, true);
     tsri_ledger_unlock(l);

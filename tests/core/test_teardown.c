@@ -50,7 +50,7 @@ int main(void) {
   CHECK(got[99] == 200.0f);
   tsr_array_release(again);
   tsr_shutdown();
-  CHECK_NO_LEAKS();
+  CHECK_NO_LEAKS_AFTER_SHUTDOWN();
   CHECK_EQ_U64(tsr_memory_cached(cpu), 0);
   puts("test_teardown: ok");
   return 0;

@@ -54,6 +54,27 @@ static void test_cap_waits_for_queued_releases(tsr_stream *s) {
   tsr_array_release(big);
 }
 
+/* What settling cannot free is still refused, once, with the cap in the message: 4 blocks while
+   the cap is 3 (above the cap itself), and 2 blocks while 2 live arrays hold 2. */
+static void test_real_refusals(tsr_stream *s) {
+  tsr_backing_snapshot before, after;
+  CHECK_OK(tsr_calibration_snapshot(gpu, &before));
+  tsr_array *huge = NULL;
+  int64_t four = 4 * (int64_t)BLOCK_ELEMENTS;
+  CHECK_OK(tsr_full(&huge, &four, 1, 1.0, TSR_FLOAT32, s));
+  CHECK_STATUS(tsr_eval(&huge, 1), TSR_ERR_CAP);
+  CHECK_MESSAGE("refused by the cap");
+  tsr_array_release(huge);
+  tsr_array *held = filled(2 * (int64_t)BLOCK_ELEMENTS, 1.0, s), *more = NULL;
+  int64_t two = 2 * (int64_t)BLOCK_ELEMENTS;
+  CHECK_OK(tsr_full(&more, &two, 1, 3.0, TSR_FLOAT32, s));
+  CHECK_STATUS(tsr_eval(&more, 1), TSR_ERR_CAP);
+  tsr_array_release(more);
+  tsr_array_release(held);
+  CHECK_OK(tsr_calibration_snapshot(gpu, &after));
+  CHECK(after.refusals == before.refusals + 2);
+}
+
 static void test_synchronize_settles(tsr_stream *s) {
   queue_held_releases(s);
   CHECK_OK(tsr_stream_synchronize(s));
@@ -72,6 +93,7 @@ int main(void) {
   CHECK_OK(tsr_calibration_install_cap(gpu, 3 * block_bytes));
   tsr_stream *s = tsr_default_stream(gpu);
   test_cap_waits_for_queued_releases(s);
+  test_real_refusals(s);
   test_synchronize_settles(s);
   tsr_shutdown();
   printf("ok\n");
