@@ -148,6 +148,7 @@ static void read_knobs(void) {
   knobs.cuda_graphs = read_switch("TSR_CUDA_GRAPHS", "ignored (no graphs)");
   read_cache_dir();
   knobs.mpi_launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
+  knobs.mpi_iallreduce_algorithm_given = getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm");
 }
 
 const tsri_env_knobs *tsri_env(void) {

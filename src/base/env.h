@@ -53,6 +53,9 @@ typedef struct {
      PMIX_RANK, MPICH's hydra PMI_RANK): what dist/ checks before it would call MPI_Init, so a
      plain launch that asks for an mpi group gets one line instead of MPI's own abort banner. */
   bool mpi_launched;
+  /* OMPI_MCA_coll_libnbc_iallreduce_algorithm is set: the user chose OpenMPI's nonblocking
+     all-reduce algorithm, so tessera does not (dist/mpi_runtime.c). */
+  bool mpi_iallreduce_algorithm_given;
 } tsri_env_knobs;
 
 const tsri_env_knobs *tsri_env(void);

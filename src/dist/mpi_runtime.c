@@ -26,6 +26,28 @@ static void finalize_at_shutdown(void) {
   pthread_mutex_unlock(&mpi_mutex);
 }
 
+/* tessera's all-sums move their data with MPI_Iallreduce (driven to a deadline, so an absent rank
+   cannot hang the others), which OpenMPI runs in libnbc. Its default picks binomial trees,
+   0.10-0.78 of a blocking MPI_Allreduce from 4 KiB to 16 MiB on the dev VM; its ring gave 0.77-2.2
+   from 64 KiB and cut the time added at 4 KiB from 10-11 µs to 1.4-4.4, small sums unchanged
+   (bench/RESULTS.md, "allsum: libnbc's ring"). So when tessera initializes MPI and the
+   environment names no algorithm, it asks for the ring through the MPI tool interface, right
+   after MPI_Init: every rank of the job does the same, so they run one algorithm. Another MPI has
+   no such variable, and nothing happens. */
+static void prefer_ring_iallreduce(void) {
+  if (tsri_env()->mpi_iallreduce_algorithm_given) return;
+  int provided = 0, index = -1, count = 0, ring = 1;
+  if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) return;
+  MPI_T_cvar_handle handle;
+  if (MPI_T_cvar_get_index("coll_libnbc_iallreduce_algorithm", &index) == MPI_SUCCESS &&
+      MPI_T_cvar_handle_alloc(index, NULL, &handle, &count) == MPI_SUCCESS) {
+    if (count == 1 && MPI_T_cvar_write(handle, &ring) == MPI_SUCCESS)
+      tsri_log(TSRI_LOG_DEBUG, "MPI: libnbc's iallreduce set to its ring algorithm");
+    MPI_T_cvar_handle_free(&handle);
+  }
+  MPI_T_finalize();
+}
+
 static tsr_status init_locked(const char *what) {
   int initialized = 0, finalized = 0, provided = 0;
   MPI_Finalized(&finalized);
@@ -40,6 +62,7 @@ static tsr_status init_locked(const char *what) {
       return tsri_error(TSR_ERR_DIST, "%s: MPI_Init_thread failed", what);
     tessera_initialized_mpi = true;
     tsri_shutdown_hook_add(finalize_at_shutdown);
+    prefer_ring_iallreduce();
   }
   MPI_Query_thread(&provided);
   if (provided < MPI_THREAD_MULTIPLE)
