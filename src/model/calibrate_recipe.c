@@ -4,6 +4,7 @@
  * quantization with group 64 only (convert's default mode and group). A model split over a group
  * is weighed shard by shard, each rank its share, and the shares summed (calibrate_group.c says
  * why they add up to the unsplit model's errors). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -309,6 +310,22 @@ static tsr_status render_block(const tsr_model_calibration *c, char **json) {
   return *json ? TSR_OK : tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for the recipe");
 }
 
+/* Under a group, a rank whose weighing failed would leave the others waiting at their next
+   collective until the group's timeout (60 s by default). It takes part in one more seal instead,
+   as a refusal (a raw all-sum with no buffers, which the seal reports to every rank): the others'
+   next collective then fails at once with TSR_ERR_DIST naming this rank. Its own error stays.
+   Every rank then has made the same number of seals, so the group stays usable. */
+static tsr_status tell_the_group(tsr_model_calibration *c, tsr_status failure) {
+  /* TSR_ERR_DIST and TSR_ERR_STATE come from a collective: every rank knows already. */
+  if (c->model->shard.ranks == 1 || failure == TSR_ERR_DIST || failure == TSR_ERR_STATE)
+    return failure;
+  char message[1024]; /* tessera's messages are shorter */
+  snprintf(message, sizeof message, "%s", tsr_last_error());
+  (void)tsr_group_all_sum_raw(c->model->group, NULL, NULL, 1, TSR_FLOAT32,
+                              tsr_default_stream(c->model->device));
+  return tsr_error_set(failure, "%s", message);
+}
+
 /* Every quantizable linear weighed at 4 and 8 bits, under a progress bar (when the model was
    loaded with one) over the float32 bytes of the matrices weighed: minutes on a full-size model. */
 static tsr_status weigh_all(tsr_model_calibration *c) {
@@ -325,7 +342,7 @@ static tsr_status weigh_all(tsr_model_calibration *c) {
     progress_tick(&bar, 4 * parameters_of(&c->linears[i]));
   }
   progress_end(&bar);
-  return st == TSR_OK ? sum_errors(c) : st;
+  return st == TSR_OK ? sum_errors(c) : tell_the_group(c, st);
 }
 
 tsr_status tsr_model_calibration_recipe(tsr_model_calibration *c, double bits_per_weight,

@@ -15,8 +15,11 @@
  * which move by at most 2 * 2e-4 relative, and the ranks' float32-rounded shares add N roundings
  * of 6e-8; 2e-3 leaves a factor of five. A rank's share alone, or a replica counted twice, misses
  * that by far (a half or a double of the error). */
+#include <time.h>
+
 #include "dist_check.h"
 #include "model/model_fixture.h"
+#include "tessera/testing.h"
 
 static tsr_group *group;
 
@@ -126,8 +129,45 @@ static void split_matches_whole(const char *dir, const char *what) {
   tsr_model_free(whole);
 }
 
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The last rank's weighing fails (its next system allocation, armed after the cache is emptied);
+   it reports its own error, and the others fail at their next collective with TSR_ERR_DIST
+   naming it, at once rather than after the group's 60 s timeout. The group stays usable. */
+static void one_rank_fails_the_recipe(const char *dir) {
+  tsr_model *split = load(dir, group);
+  tsr_model_calibration *s = calibrated(split);
+  CHECK_OK(tsr_group_set_timeout(group, 60));
+  bool failing = tsr_group_rank(group) == tsr_group_size(group) - 1;
+  CHECK_OK(tsr_memory_clear_cache(fx_cpu));
+  if (failing) CHECK_OK(tsr_testing_fail_allocation(fx_cpu, 1));
+  char *json = NULL;
+  double start = seconds();
+  tsr_status st = tsr_model_calibration_recipe(s, 6.0, &json);
+  double took = seconds() - start;
+  CHECK(json == NULL);
+  if (failing) {
+    CHECK_STATUS(st, TSR_ERR_NOMEM);
+    CHECK_OK(tsr_testing_fail_allocation(fx_cpu, 0));
+  } else {
+    CHECK_STATUS(st, TSR_ERR_DIST);
+  }
+  if (took > 20) CHECK_FAIL_("the recipe's failure took %.1f s to reach every rank", took);
+  int32_t one = 1, sum = 0; /* still usable: a sum after the failure */
+  CHECK_OK(tsr_group_all_sum_raw(group, &one, &sum, 1, TSR_INT32, dist_cpu()));
+  CHECK_OK(tsr_stream_synchronize(dist_cpu()));
+  CHECK(sum == tsr_group_size(group));
+  tsr_model_calibration_free(s);
+  tsr_model_free(split);
+}
+
 int main(void) {
   group = dist_group("mpi");
+  one_rank_fails_the_recipe(FX_DENSE_HF);
   split_matches_whole(FX_DENSE_HF, "dense");
   split_matches_whole(FX_MOE_HF, "moe");
   tsr_group_free(group);
