@@ -9,15 +9,8 @@
 # $OUT/profile.txt and $OUT/jit_specializations.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -d .gpu-bundle/debs ] || { echo "gpu-profile: no .gpu-bundle/debs (run scripts/gpu-bundle.sh here and carry .gpu-bundle)" >&2; exit 2; }
-. scripts/gpu-env.sh
-build=${BUILD:-build-gpu}
-out=${OUT:-}
-log() { if [ -n "$out" ]; then tee -a "$out/$1"; else cat; fi; }
-{
-  cmake -S . -B "$build" -DTSR_CUDA=ON -DTSR_WERROR=ON -DPKG_CONFIG_EXECUTABLE="$PKG_CONFIG_EXECUTABLE"
-  cmake --build "$build" -j"$(nproc)"
-} >"${out:-/tmp}/gpu-profile-build.txt" 2>&1
+. scripts/gpu-build.sh gpu-profile
+gpu_build >"${out:-/tmp}/gpu-profile-build.txt" 2>&1
 [ "${BASICS:-1}" = 0 ] || "./$build/bench/gpu_basics" 2>&1 | log gpu_basics.txt
 TSR_PROFILE=1 TSR_LOG=info "./$build/bench/generate" --device gpu --layers "${LAYERS:-8}" \
   --steps "${STEPS:-16}" 2>&1 | log profile.txt

@@ -4,16 +4,11 @@
 # Results go to stdout and, when $OUT is set (the device tool's output folder), to $OUT/*.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -d .gpu-bundle/debs ] || { echo "test-gpu: no .gpu-bundle/debs (run scripts/gpu-bundle.sh here and carry .gpu-bundle)" >&2; exit 2; }
-. scripts/gpu-env.sh
-build=${BUILD:-build-gpu}
-out=${OUT:-}
-log() { if [ -n "$out" ]; then tee -a "$out/$1"; else cat; fi; }
+. scripts/gpu-build.sh test-gpu
 jobs=$(nproc)
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-  cmake -S . -B "$build" -DTSR_CUDA=ON -DTSR_WERROR=ON -DPKG_CONFIG_EXECUTABLE="$PKG_CONFIG_EXECUTABLE"
-  cmake --build "$build" -j"$jobs"
+  gpu_build
 } 2>&1 | log build.txt
 # TESTS=<regex> runs only the matching tests; BENCH="gpu_basics ..." runs those benchmarks after
 # them (with the bundle's libraries on the path); RUN=0 skips the program steps below.

@@ -5,7 +5,8 @@
  * op, what makes a decode step host-bound). Also the time of evaluation's graph walk and
  * submission, and of its waits. Reported through the logger (info level, or warn when TSR_LOG
  * hides info, so TSR_PROFILE=1 alone shows it) by tsr_shutdown and at
- * exit, each time for what ran since the last report. Off: one predictable branch per node. */
+ * exit, each time for what ran since the last report. Off: a few predictable branches per node
+ * (each clock read and each add asks whether profiling is on). */
 #ifndef TSR_CORE_PROFILE_H
 #define TSR_CORE_PROFILE_H
 

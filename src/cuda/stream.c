@@ -97,6 +97,13 @@ static void end_graph_locked(cuda_stream *c) {
   if (err != cudaSuccess) fail_locked(c, err, "launching a graph of captured kernels");
 }
 
+/* The same, for a caller that does not hold the mutex. */
+static void end_graph(cuda_stream *c) {
+  pthread_mutex_lock(&c->mutex);
+  end_graph_locked(c);
+  pthread_mutex_unlock(&c->mutex);
+}
+
 /* A marker covering every launched task (mutex held). NULL on failure (the stream is failed). */
 static marker *cover_launched_locked(cuda_stream *c) {
   end_graph_locked(c);
@@ -195,9 +202,7 @@ static tsr_status cuda_host_wait(tsri_stream *s, uint64_t seq) {
 static tsr_status cuda_wait_event(tsri_stream *s, tsri_event e, const char *what) {
   cuda_stream *c = ctx_of(s);
   if (e.stream->iface != &tsri_cuda_streams) return tsri_stream_wait(e.stream, e.seq, what);
-  pthread_mutex_lock(&c->mutex);
-  end_graph_locked(c); /* the wait is enqueued for real, after the kernels before it */
-  pthread_mutex_unlock(&c->mutex);
+  end_graph(c); /* the wait is enqueued for real, after the kernels before it */
   cuda_stream *other = ctx_of(e.stream);
   pthread_mutex_lock(&other->mutex);
   marker *m = other->completed >= e.seq ? NULL : cover_launched_locked(other);
@@ -279,9 +284,7 @@ static void cuda_after_current(tsri_stream *s, void (*fn)(void *ctx), void *ctx)
   pthread_mutex_unlock(&c->mutex);
   run_leftover(left);
   if (!queued) { /* out of host memory for the list: wait for the device, then release */
-    pthread_mutex_lock(&c->mutex);
-    end_graph_locked(c);
-    pthread_mutex_unlock(&c->mutex);
+    end_graph(c);
     cudaStreamSynchronize(c->stream);
     (void)cudaGetLastError();
     fn(ctx);
@@ -313,9 +316,7 @@ static void cuda_submit(tsri_stream *s, tsri_task *task) {
     else
       tsri_run_node_task(task); /* launches the node's kernels on c->stream */
   } else {
-    pthread_mutex_lock(&c->mutex);
-    end_graph_locked(c);
-    pthread_mutex_unlock(&c->mutex);
+    end_graph(c);
     /* Runs even on a failed stream (the SPI promises it, so fn can release what it owns), as
        long as the runtime still takes the callback; otherwise here and now. */
     if (cudaLaunchHostFunc(c->stream, run_host_task, task) != cudaSuccess) {
@@ -362,9 +363,7 @@ static void unlink_live(cuda_stream *c) {
    tsr_stream_native): the kernels captured so far are queued first. */
 static void *cuda_native(tsri_stream *s) {
   cuda_stream *c = ctx_of(s);
-  pthread_mutex_lock(&c->mutex);
-  end_graph_locked(c);
-  pthread_mutex_unlock(&c->mutex);
+  end_graph(c);
   return c->stream;
 }
 
@@ -391,9 +390,7 @@ static tsr_status cuda_copy(tsri_stream *s, void *dst, const void *src, uint64_t
                             tsri_copy_direction direction) {
   cuda_stream *c = ctx_of(s);
   if (bytes == 0) return TSR_OK;
-  pthread_mutex_lock(&c->mutex);
-  end_graph_locked(c);
-  pthread_mutex_unlock(&c->mutex);
+  end_graph(c);
   tsr_status status = tsri_cuda_use_device(c->device);
   if (status != TSR_OK) return status;
   enum cudaMemcpyKind kind =
@@ -414,9 +411,7 @@ static void cuda_stop(tsri_stream *s) {
   cuda_stream *c = ctx_of(s);
   if (!c) return;
   tsri_cuda_use_device(c->device);
-  pthread_mutex_lock(&c->mutex);
-  end_graph_locked(c);
-  pthread_mutex_unlock(&c->mutex);
+  end_graph(c);
   cudaStreamSynchronize(c->stream);
   (void)cudaGetLastError();
   cuda_flush(s);

@@ -153,7 +153,6 @@ static tsr_status weigh_rows_split(tsr_model_calibration *c, cal_linear *lin) {
   squares[in] = (double)lin->rows; /* exact: row counts are far below 2^53 */
   tsr_status st = cal_group_sum_doubles(c, squares, squares, in + 1);
   if (st == TSR_OK && lin->contributes) st = errors_with(c, lin, squares, (uint64_t)squares[in]);
-  if (st == TSR_OK && !lin->contributes) lin->error_4bit = lin->error_8bit = 0;
   free(squares);
   return st;
 }
@@ -204,16 +203,13 @@ static tsr_status weigh_gathered(tsr_model_calibration *c, cal_linear *lin) {
   return name_failure(lin, st);
 }
 
-/* One linear's errors: this rank's share of the whole layer's (all of it without a group). */
+/* One linear's errors: this rank's share of the whole layer's (all of it without a group). A
+   rank that does not contribute leaves them at the zero weigh_all starts from. */
 static tsr_status weigh(tsr_model_calibration *c, cal_linear *lin) {
   if (c->model->shard.ranks == 1) return cal_linear_errors(c, lin);
   if (lin->rows_split) return weigh_rows_split(c, lin);
   if (lin->gather) return weigh_gathered(c, lin);
-  if (!lin->contributes) {
-    lin->error_4bit = lin->error_8bit = 0;
-    return TSR_OK;
-  }
-  return cal_linear_errors(c, lin);
+  return lin->contributes ? cal_linear_errors(c, lin) : TSR_OK;
 }
 
 /* Under a group, every linear's errors summed over the ranks (their shares add up to the whole
