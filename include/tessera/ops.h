@@ -81,6 +81,17 @@ TSR_API tsr_status tsr_take_along_axis(tsr_array **out, tsr_array *a, tsr_array 
 TSR_API tsr_status tsr_slice_update(tsr_array **out, tsr_array *dst, tsr_array *update,
                                     const int64_t *start, const int64_t *stop, const int64_t *step,
                                     int naxes, tsr_stream *s);
+/* tsr_slice_update on one axis with a start read when the op runs, so that one graph serves every
+   step of a decode loop (recorded once, replayed): dst with dst[..., p:p+n, ...] on `axis`
+   (negative counts from the end; other axes whole) replaced by update, n = update's extent on
+   axis, p = the value of `start` clamped into [0, dst.shape[axis] - n] (as XLA's
+   dynamic_update_slice: the write never leaves dst). `start` is an int32 or int64 array with
+   exactly one element (any shape). update has dst's ndim and dst's extent on every other axis,
+   n <= dst.shape[axis]; it is converted to dst's dtype. The same bits as tsr_slice_update with the
+   clamped start, and the same reuse of dst's buffer when nothing else holds it. Bad shapes,
+   dtypes or axis are TSR_ERR_INVALID here; the value of start is never an error. */
+TSR_API tsr_status tsr_slice_update_dynamic(tsr_array **out, tsr_array *dst, tsr_array *update,
+                                            tsr_array *start, int axis, tsr_stream *s);
 
 /* ---- elementwise (broadcasting, promotion as above) -----------------------------------------
    Operands are first converted to the promoted dtype (as tsr_astype would), then computed: in
@@ -172,12 +183,25 @@ TSR_API tsr_status tsr_rms_norm(tsr_array **out, tsr_array *x, tsr_array *weight
    [2, D], base finite and > 0, offset >= 0. */
 TSR_API tsr_status tsr_rope(tsr_array **out, tsr_array *x, int dims, bool traditional, float base,
                             int64_t offset, tsr_stream *s);
+/* tsr_rope with the offset read when the op runs (a replayed decode step's position): the value
+   of `offset`, an int32 or int64 array with exactly one element (any shape). Any value is
+   allowed, negative too (position offset + t, computed in int64 and wrapping past its range); the
+   same bits as tsr_rope with that offset on the same backend. */
+TSR_API tsr_status tsr_rope_dynamic(tsr_array **out, tsr_array *x, int dims, bool traditional,
+                                    float base, tsr_array *offset, tsr_stream *s);
 /* Attention: q [B, Hq, Tq, D], k and v [B, Hkv, Tk, D], Hq a multiple of Hkv (query head h reads
    kv head h / (Hq/Hkv)); causal masks key j for query i when j > i + (Tk - Tq); softmax in
    float32; the output [B, Hq, Tq, D] has q's dtype. causal with Tk < Tq is invalid (a query row
    would see no key); non-causal with Tk = 0 gives zeros. */
 TSR_API tsr_status tsr_sdpa(tsr_array **out, tsr_array *q, tsr_array *k, tsr_array *v, float scale,
                             bool causal, tsr_stream *s);
+/* Causal tsr_sdpa over the first L keys and values only, L read when the op runs: the value of
+   `length` (an int32 or int64 array with exactly one element, any shape) clamped into [Tq, Tk],
+   so every query row sees a key. The same bits as tsr_sdpa(q, k[:, :, :L], v[:, :, :L], scale,
+   true) on the same backend; keys and values at L and beyond are never read (a cache's unused
+   tail may hold anything, NaN included). Shapes and dtypes as tsr_sdpa with causal (Tk >= Tq). */
+TSR_API tsr_status tsr_sdpa_dynamic(tsr_array **out, tsr_array *q, tsr_array *k, tsr_array *v,
+                                    float scale, tsr_array *length, tsr_stream *s);
 
 /* ---- random numbers: counter-based (Philox-4x32-10), so element i of a draw depends only on
    (seed, i): the same numbers on every run and every thread count. ------------------------------

@@ -122,6 +122,10 @@ tsr_status tsri_cpu_sdpa(const tsri_op *op) {
                  .d = op->out.shape[3],
                  .scale = params->scale,
                  .causal = params->causal};
+  if (params->dynamic_length) { /* k and v as if sliced to their first L rows */
+    int64_t length = tsri_cpu_view_scalar_i64(&op->in[3]);
+    p.tk = length < p.tq ? p.tq : length > p.tk ? p.tk : length;
+  }
   if (p.tk == 0) { /* no keys (never causal: ops/nn.c rejects Tk < Tq): an empty sum, zeros */
     memset(op->out.data, 0, (size_t)op->out.size * tsr_dtype_size(op->out.dtype));
     return TSR_OK;

@@ -1,6 +1,7 @@
 /* cpu/indexing.c — CPU kernels of ops/indexing.c: take and take_along_axis (indices loaded as
- * int64 and checked before anything is written) and slice_update (writing in place when core
- * donated dst's buffer as the output). Not the index checks of shapes, which the ops did. */
+ * int64 and checked before anything is written) and slice_update, static or with a start read
+ * here (writing in place when core donated dst's buffer as the output). Not the index checks of
+ * shapes, which the ops did. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,11 +201,17 @@ static tsr_status cpu_slice_update(const tsri_op *op) {
     tsri_cpu_copy_block(&to, &from, dst->shape, dst->ndim, element);
   }
   if (update->size == 0) return TSR_OK;
-  const tsri_slice_params *p = TSRI_PARAMS(op, tsri_slice_params);
+  const tsri_slice_update_params *p = TSRI_PARAMS(op, tsri_slice_update_params);
   int64_t region_strides[TSR_MAX_NDIM], region_offset = out->offset;
   for (int d = 0; d < out->ndim; d++) {
-    region_offset += p->start[d] * out->strides[d];
-    region_strides[d] = out->strides[d] * p->step[d];
+    region_offset += p->slice.start[d] * out->strides[d];
+    region_strides[d] = out->strides[d] * p->slice.step[d];
+  }
+  if (p->dynamic_axis >= 0) { /* the start read now, clamped so the write stays inside dst */
+    int axis = p->dynamic_axis;
+    int64_t start = tsri_cpu_view_scalar_i64(&op->in[2]),
+            last = out->shape[axis] - update->shape[axis];
+    region_offset += (start < 0 ? 0 : start > last ? last : start) * out->strides[axis];
   }
   tsri_cpu_block region = {out->data, region_offset, region_strides};
   if (update->dtype == out->dtype) {

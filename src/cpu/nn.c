@@ -283,12 +283,13 @@ static tsr_status cpu_rms_norm(const tsri_op *op) {
 /* cos and sin of every (row t, frequency i): table[t * dims + i] = cos, [t * dims + half + i] =
  * sin. As HF computes them: inv_freq = 1 / base^(2i / dims) by a float32 pow, the angle the
  * float32 product of float32(position) and inv_freq, then float32 cos and sin. */
-static void rope_table(const tsri_rope_params *p, int64_t rows, float *table) {
+static void rope_table(const tsri_rope_params *p, int64_t offset, int64_t rows, float *table) {
   int half = p->dims / 2;
   for (int i = 0; i < half; i++) {
     float inv_freq = 1.0f / powf(p->base, (float)(2 * i) / (float)p->dims);
     for (int64_t t = 0; t < rows; t++) {
-      float angle = (float)(p->offset + t) * inv_freq;
+      /* A dynamic offset may be anything: the position wraps in int64 rather than overflow. */
+      float angle = (float)(int64_t)((uint64_t)offset + (uint64_t)t) * inv_freq;
       table[t * p->dims + i] = cosf(angle);
       table[t * p->dims + half + i] = sinf(angle);
     }
@@ -315,7 +316,7 @@ static tsr_status cpu_rope(const tsri_op *op) {
   tsr_status status = tsri_cpu_scratch(op->device, rows * p->dims + d, &scratch);
   if (status != TSR_OK) return status;
   float *table = (float *)scratch->data, *row = table + rows * p->dims;
-  rope_table(p, rows, table);
+  rope_table(p, p->dynamic_offset ? tsri_cpu_view_scalar_i64(&op->in[1]) : p->offset, rows, table);
   const int64_t *strides[2] = {x->strides, y->strides};
   int64_t offsets[2] = {x->offset, y->offset};
   tsri_row_walker walker;

@@ -52,3 +52,9 @@ void tsri_cpu_store_i64(void *base, tsr_dtype dtype, int64_t n, const int64_t *s
   switch (dtype) { TSRI_DTYPE_LIST(ROW_CASE) }
 #undef ROW
 }
+
+int64_t tsri_cpu_view_scalar_i64(const tsri_view *v) {
+  int64_t value = 0;
+  tsri_cpu_load_i64(tsri_view_at(v, v->offset), v->dtype, 0, 1, &value);
+  return value;
+}

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "core/op.h"
 #include "tessera/base.h"
 
 /* dst[i] = element i of a row at `base` with `stride` (elements), as float32 (exact for every
@@ -16,5 +17,8 @@ void tsri_cpu_store_f32(void *base, tsr_dtype dtype, int64_t n, const float *src
  * bool stores v != 0. */
 void tsri_cpu_load_i64(const void *base, tsr_dtype dtype, int64_t stride, int64_t n, int64_t *dst);
 void tsri_cpu_store_i64(void *base, tsr_dtype dtype, int64_t n, const int64_t *src);
+
+/* The one element of a size-1 integer view (a dynamic op's position scalar) as int64. */
+int64_t tsri_cpu_view_scalar_i64(const tsri_view *v);
 
 #endif

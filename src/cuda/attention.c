@@ -1,5 +1,6 @@
 /* cuda/attention.c — the GPU's sdpa (cuda/kernels/sdpa.cuh): one block per query row, scores in
- * shared memory, so a row's keys must fit there (TSR_ERR_UNSUPPORTED at construction beyond). */
+ * shared memory, so a row's keys must fit there (TSR_ERR_UNSUPPORTED at construction beyond). A
+ * dynamic length is read by the kernel; shared memory is sized for all Tk keys. */
 #include "cuda/kernels.h"
 
 #include <stdio.h>
@@ -60,7 +61,13 @@ static tsr_status cuda_sdpa(const tsri_op *op) {
   snprintf(
       options, sizeof options, "-DTSR_SDPA_Q=%d -DTSR_SDPA_K=%d -DTSR_SDPA_V=%d -DTSR_SDPA_OUT=%d",
       dtype_code(q->dtype), dtype_code(k->dtype), dtype_code(v->dtype), dtype_code(out->dtype));
-  void *args[] = {&a, (void *)&q->data, (void *)&k->data, (void *)&v->data, (void *)&out->data};
+  /* A dynamic length stays on the device: the kernel reads it, the host never waits for it. */
+  const tsri_view *length = p->dynamic_length ? &op->in[3] : NULL;
+  const void *length_at = length ? tsri_view_at(length, length->offset) : NULL;
+  int length_bytes = length ? (int)tsr_dtype_size(length->dtype) : 0;
+  void *args[] = {
+      &a,         (void *)&q->data, (void *)&k->data, (void *)&v->data, (void *)&out->data,
+      &length_at, &length_bytes};
   unsigned rows = (unsigned)(a.batch * a.hq * a.tq);
   return tsri_cuda_launch(op, "sdpa", options, tsri_dim3(rows), tsri_dim3(SDPA_THREADS),
                           shared_bytes(a.tk, a.d), args);

@@ -202,10 +202,25 @@ static tsr_status cuda_take_along_axis(const tsri_op *op) {
 
 /* ---- slice_update and concatenate ---------------------------------------------------------- */
 
+/* tsr_slice_update_dynamic's write: the region at start 0 on the dynamic axis (the others whole),
+   moved by the kernel once it has read the start on the device (indexing.cuh, kind 4). */
+static tsr_status launch_dynamic_update(const tsri_op *op, tsri_cuda_strided *layout) {
+  const tsri_view *update = &op->in[1], *start = &op->in[2], *out = &op->out;
+  int axis = TSRI_PARAMS(op, tsri_slice_update_params)->dynamic_axis;
+  tsri_cuda_strided_simplify(layout);
+  int update_dtype = (int)update->dtype, out_dtype = (int)out->dtype;
+  const void *start_at = tsri_view_at(start, start->offset);
+  int start_bytes = (int)tsr_dtype_size(start->dtype);
+  int64_t last = out->shape[axis] - update->shape[axis], axis_stride = out->strides[axis];
+  void *args[] = {layout,    (void *)&update->data, &update_dtype, (void *)&out->data, &out_dtype,
+                  &start_at, &start_bytes,          &last,         &axis_stride};
+  return launch_layout(op, "indexing", "-DTSR_INDEXING_KIND=4", layout, args);
+}
+
 /* When core donated dst's buffer (op->out_is_in0) the output already holds dst's values in dst's
    layout; otherwise dst is copied into the fresh output first. Then the update goes into the
    region start + i * step of the output: copied when the dtypes agree, else converted by the
-   CPU's rules (indexing.cuh, kind 3). */
+   CPU's rules (indexing.cuh, kind 3); a dynamic start is placed by the kernel (kind 4). */
 static tsr_status cuda_slice_update(const tsri_op *op) {
   const tsri_view *dst = &op->in[0], *update = &op->in[1], *out = &op->out;
   tsr_status status = TSR_OK;
@@ -217,16 +232,17 @@ static tsr_status cuda_slice_update(const tsri_op *op) {
     status = launch_copy(op, &layout, dst->data, out->data, out->dtype);
   }
   if (status != TSR_OK || update->size == 0) return status;
-  const tsri_slice_params *p = TSRI_PARAMS(op, tsri_slice_params);
+  const tsri_slice_update_params *p = TSRI_PARAMS(op, tsri_slice_update_params);
   int64_t region_strides[TSR_MAX_NDIM], region_offset = out->offset;
   for (int d = 0; d < out->ndim; d++) {
-    region_offset += p->start[d] * out->strides[d];
-    region_strides[d] = out->strides[d] * p->step[d];
+    region_offset += p->slice.start[d] * out->strides[d];
+    region_strides[d] = out->strides[d] * p->slice.step[d];
   }
   tsri_cuda_strided layout;
   layout_init(&layout, update->shape, update->ndim);
   layout_add(&layout, update->strides, update->offset);
   layout_add(&layout, region_strides, region_offset);
+  if (p->dynamic_axis >= 0) return launch_dynamic_update(op, &layout);
   if (update->dtype == out->dtype)
     return launch_copy(op, &layout, update->data, out->data, out->dtype);
   tsri_cuda_strided_simplify(&layout);

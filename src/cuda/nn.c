@@ -1,6 +1,6 @@
 /* cuda/nn.c — the GPU's softmax and rms_norm (cuda/kernels/softmax.cuh, rms_norm.cuh: a line per
- * thread, warp or block, cuda/lines.h) and rope (cuda/kernels/rope.cuh). Every float dtype and
- * layout; sdpa is cuda/attention.c's. */
+ * thread, warp or block, cuda/lines.h) and rope (cuda/kernels/rope.cuh; a dynamic offset is read
+ * by the kernel). Every float dtype and layout; sdpa is cuda/attention.c's. */
 #include "cuda/kernels.h"
 
 #include <math.h>
@@ -108,7 +108,11 @@ static tsr_status cuda_rope(const tsri_op *op) {
   int64_t tiles = a.t_count * ((a.lead + a.rows_per_block - 1) / a.rows_per_block);
   char options[32];
   snprintf(options, sizeof options, "-DTSR_ROPE_DTYPE=%d", (int)x->dtype);
-  void *args[] = {&a, (void *)&x->data, (void *)&y->data};
+  /* A dynamic offset stays on the device: the kernel reads it, the host never waits for it. */
+  const tsri_view *offset = p->dynamic_offset ? &op->in[1] : NULL;
+  const void *offset_at = offset ? tsri_view_at(offset, offset->offset) : NULL;
+  int offset_bytes = offset ? (int)tsr_dtype_size(offset->dtype) : 0;
+  void *args[] = {&a, (void *)&x->data, (void *)&y->data, &offset_at, &offset_bytes};
   return tsri_cuda_launch(op, "rope", options, tsri_dim3(tsri_cuda_blocks_for(tiles, 1)),
                           tsri_dim3(256), 0, args);
 }

@@ -1,5 +1,6 @@
-/* ops/indexing.c — take, take_along_axis and slice_update: argument checks and shapes. Index
- * values are data, so an index out of range is found by the kernel (cpu/indexing.c), not here. */
+/* ops/indexing.c — take, take_along_axis and slice_update (static and dynamic): argument checks
+ * and shapes. Index values are data, so an index out of range is found by the kernel
+ * (cpu/indexing.c), not here; a dynamic start is clamped by the kernel, never an error. */
 #include "ops/indexing.h"
 
 #include "base/dtype.h"
@@ -103,10 +104,10 @@ tsr_status tsr_slice_update(tsr_array **out, tsr_array *dst, tsr_array *update,
                       !out   ? "out"
                       : !dst ? "dst"
                              : "update");
-  tsri_slice_params params;
+  tsri_slice_update_params params = {.dynamic_axis = -1};
   int64_t shape[TSR_MAX_NDIM];
   tsr_status status =
-      tsri_slice_resolve("slice_update", dst, start, stop, step, naxes, &params, shape);
+      tsri_slice_resolve("slice_update", dst, start, stop, step, naxes, &params.slice, shape);
   if (status != TSR_OK) return status;
   tsr_array *fitted = NULL;
   status = update_for_slice(update, dst, shape, s, &fitted);
@@ -116,4 +117,55 @@ tsr_status tsr_slice_update(tsr_array **out, tsr_array *dst, tsr_array *update,
                          dst->shape, dst->ndim, inputs, 2, s);
   tsr_array_release(fitted);
   return status;
+}
+
+tsr_status tsri_position_scalar_check(const char *what, const char *name, const tsr_array *scalar) {
+  if (!scalar) return tsri_error(TSR_ERR_INVALID, "%s: %s is NULL", what, name);
+  char shape[160];
+  tsri_shape_str(scalar->shape, scalar->ndim, shape, sizeof shape);
+  if (scalar->dtype != TSR_INT32 && scalar->dtype != TSR_INT64)
+    return tsri_error(TSR_ERR_INVALID, "%s: %s %s has dtype %s (int32 or int64 needed)", what, name,
+                      shape, tsr_dtype_name(scalar->dtype));
+  int64_t size = 1;
+  for (int d = 0; d < scalar->ndim; d++)
+    size *= scalar->shape[d];
+  if (size != 1)
+    return tsri_error(TSR_ERR_INVALID, "%s: %s %s has %lld elements (exactly one needed)", what,
+                      name, shape, (long long)size);
+  return TSR_OK;
+}
+
+/* update: dst's ndim and extents, except at most dst's extent on `axis`. */
+static tsr_status check_dynamic_update(const tsr_array *dst, const tsr_array *update, int axis) {
+  bool fits = update->ndim == dst->ndim;
+  for (int d = 0; fits && d < dst->ndim; d++)
+    fits = d == axis ? update->shape[d] <= dst->shape[d] : update->shape[d] == dst->shape[d];
+  if (fits) return TSR_OK;
+  char text_u[160], text_d[160];
+  return tsri_error(TSR_ERR_INVALID,
+                    "slice_update_dynamic: update %s does not fit dst %s on axis %d (same ndim, "
+                    "the same extents on the other axes, at most dst's on the axis)",
+                    tsri_shape_str(update->shape, update->ndim, text_u, sizeof text_u),
+                    tsri_shape_str(dst->shape, dst->ndim, text_d, sizeof text_d), axis);
+}
+
+tsr_status tsr_slice_update_dynamic(tsr_array **out, tsr_array *dst, tsr_array *update,
+                                    tsr_array *start, int axis, tsr_stream *s) {
+  const char *what = "slice_update_dynamic";
+  if (!out || !dst || !update)
+    return tsri_error(TSR_ERR_INVALID, "%s: %s is NULL", what,
+                      !out   ? "out"
+                      : !dst ? "dst"
+                             : "update");
+  tsr_status status = tsri_position_scalar_check(what, "start", start);
+  int resolved = 0;
+  if (status == TSR_OK) status = tsri_axis_resolve(what, axis, dst, &resolved);
+  if (status == TSR_OK) status = check_dynamic_update(dst, update, resolved);
+  if (status != TSR_OK) return status;
+  tsri_slice_update_params params = {.dynamic_axis = resolved};
+  for (int d = 0; d < dst->ndim; d++)
+    params.slice.step[d] = 1;
+  tsr_array *inputs[3] = {dst, update, start};
+  return tsri_node_new(out, TSRI_PRIM_SLICE_UPDATE, &params, sizeof params, dst->dtype, dst->shape,
+                       dst->ndim, inputs, 3, s);
 }

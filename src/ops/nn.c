@@ -1,5 +1,6 @@
-/* ops/nn.c — the transformer-block ops: softmax, rms_norm, rope and sdpa. Argument checks,
- * shapes and dtypes only; the kernels are the backends' (cpu/nn.c, cpu/attention.c). */
+/* ops/nn.c — the transformer-block ops: softmax, rms_norm, rope and sdpa, and the dynamic rope
+ * and sdpa whose position scalar is an input read when they run. Argument checks, shapes and
+ * dtypes only; the kernels are the backends' (cpu/nn.c, cpu/attention.c). */
 #include "ops/nn.h"
 
 #include <limits.h>
@@ -11,6 +12,7 @@
 #include "base/status.h"
 #include "core/array.h"
 #include "ops/broadcast.h"
+#include "ops/indexing.h"
 #include "tessera/ops.h"
 
 #define SHAPE_TEXT 96
@@ -82,7 +84,7 @@ tsr_status tsr_rms_norm(tsr_array **out, tsr_array *x, tsr_array *weight, float 
                        weight ? 2 : 1, s);
 }
 
-static tsr_status check_rope(const tsr_array *x, int dims, float base, int64_t offset) {
+static tsr_status check_rope(const tsr_array *x, int dims, float base) {
   tsr_status status = need_float("rope", "x", x);
   if (status != TSR_OK) return status;
   char shape[SHAPE_TEXT];
@@ -95,10 +97,6 @@ static tsr_status check_rope(const tsr_array *x, int dims, float base, int64_t o
                       dims, (long long)d, shape);
   if (!isfinite(base) || base <= 0.0f)
     return tsri_error(TSR_ERR_INVALID, "rope: base %g must be finite and > 0", (double)base);
-  int64_t t = x->shape[x->ndim - 2];
-  if (offset < 0 || offset > INT64_MAX - t)
-    return tsri_error(TSR_ERR_INVALID, "rope: offset %lld must be >= 0 (and offset + T %lld fit)",
-                      (long long)offset, (long long)t);
   return TSR_OK;
 }
 
@@ -107,12 +105,31 @@ static tsr_status check_rope(const tsr_array *x, int dims, float base, int64_t o
 tsr_status tsr_rope(tsr_array **out, tsr_array *x, int dims, bool traditional, float base,
                     int64_t offset, tsr_stream *s) {
   if (!out || !x) return tsri_error(TSR_ERR_INVALID, "rope: %s is NULL", !out ? "out" : "x");
-  tsr_status status = check_rope(x, dims, base, offset);
+  tsr_status status = check_rope(x, dims, base);
   if (status != TSR_OK) return status;
+  int64_t t = x->shape[x->ndim - 2];
+  if (offset < 0 || offset > INT64_MAX - t)
+    return tsri_error(TSR_ERR_INVALID, "rope: offset %lld must be >= 0 (and offset + T %lld fit)",
+                      (long long)offset, (long long)t);
   const tsri_rope_params p = {
       .offset = offset, .dims = dims, .traditional = traditional, .base = base};
   tsr_array *inputs[1] = {x};
   return tsri_node_new(out, TSRI_PRIM_ROPE, &p, sizeof p, x->dtype, x->shape, x->ndim, inputs, 1,
+                       s);
+}
+
+/* tsr_rope's checks but the offset's, which is data: any value of an int32/int64 scalar. */
+tsr_status tsr_rope_dynamic(tsr_array **out, tsr_array *x, int dims, bool traditional, float base,
+                            tsr_array *offset, tsr_stream *s) {
+  if (!out || !x)
+    return tsri_error(TSR_ERR_INVALID, "rope_dynamic: %s is NULL", !out ? "out" : "x");
+  tsr_status status = tsri_position_scalar_check("rope_dynamic", "offset", offset);
+  if (status == TSR_OK) status = check_rope(x, dims, base);
+  if (status != TSR_OK) return status;
+  const tsri_rope_params p = {
+      .dims = dims, .traditional = traditional, .base = base, .dynamic_offset = true};
+  tsr_array *inputs[2] = {x, offset};
+  return tsri_node_new(out, TSRI_PRIM_ROPE, &p, sizeof p, x->dtype, x->shape, x->ndim, inputs, 2,
                        s);
 }
 
@@ -175,4 +192,26 @@ tsr_status tsr_sdpa(tsr_array **out, tsr_array *q, tsr_array *k, tsr_array *v, f
   const tsri_sdpa_params p = {.scale = scale, .causal = causal};
   tsr_array *inputs[3] = {q, k, v};
   return tsri_node_new(out, TSRI_PRIM_SDPA, &p, sizeof p, q->dtype, q->shape, 4, inputs, 3, s);
+}
+
+/* tsr_sdpa's checks with causal; the length is data, clamped by the kernel. */
+tsr_status tsr_sdpa_dynamic(tsr_array **out, tsr_array *q, tsr_array *k, tsr_array *v, float scale,
+                            tsr_array *length, tsr_stream *s) {
+  if (!out || !q || !k || !v)
+    return tsri_error(TSR_ERR_INVALID, "sdpa_dynamic: %s is NULL",
+                      !out ? "out"
+                      : !q ? "q"
+                      : !k ? "k"
+                           : "v");
+  tsr_status status = tsri_position_scalar_check("sdpa_dynamic", "length", length);
+  if (status == TSR_OK) status = need_float("sdpa", "q", q);
+  if (status == TSR_OK) status = need_float("sdpa", "k", k);
+  if (status == TSR_OK) status = need_float("sdpa", "v", v);
+  if (status == TSR_OK) status = check_sdpa_shapes(q, k, v, true);
+  if (status != TSR_OK) return status;
+  if (!isfinite(scale))
+    return tsri_error(TSR_ERR_INVALID, "sdpa: scale %g must be finite", (double)scale);
+  const tsri_sdpa_params p = {.scale = scale, .causal = true, .dynamic_length = true};
+  tsr_array *inputs[4] = {q, k, v, length};
+  return tsri_node_new(out, TSRI_PRIM_SDPA, &p, sizeof p, q->dtype, q->shape, 4, inputs, 4, s);
 }

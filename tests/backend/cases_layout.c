@@ -1,8 +1,8 @@
 /* tests/backend/cases_layout.c — conformance cases for creation (full, arange, astype), layout
  * (reshape, transpose, slice, broadcast_to, concatenate, expand_dims/squeeze, contiguous) and
- * indexing (take, take_along_axis, slice_update). Every case here is exact: these ops move or
- * convert values by rules that leave no room (ops.h), so every backend and layout gives the same
- * bits. */
+ * indexing (take, take_along_axis, slice_update, slice_update_dynamic). Every case here is exact:
+ * these ops move or convert values by rules that leave no room (ops.h), so every backend and layout
+ * gives the same bits. */
 #include "harness.h"
 
 static tsr_status b_full(tsr_array **o, tsr_array *const *in, const conf_params *p, tsr_stream *s) {
@@ -83,6 +83,34 @@ static tsr_status b_slice_update(tsr_array **o, tsr_array *const *in, const conf
   if (st == TSR_OK)
     st = tsr_slice_update(&o[0], dst ? dst : in[0], in[1], p->start, p->stop, p->step, p->naxes, s);
   tsr_array_release(dst);
+  return st;
+}
+
+/* slice_update_dynamic on p->axis at the start conf_position_scalar gives (y). p->flag: dst is
+   made here (in0 + in0) and released, so the buffer is reused (one output); otherwise a second
+   output is where the result differs from tsr_slice_update at the clamped start on the same
+   backend (all false). */
+static tsr_status b_slice_update_dynamic(tsr_array **o, tsr_array *const *in, const conf_params *p,
+                                         tsr_stream *s) {
+  int ndim = tsr_array_ndim(in[0]), axis = p->axis < 0 ? p->axis + ndim : p->axis;
+  int64_t n = tsr_array_dim(in[1], axis), last = tsr_array_dim(in[0], axis) - n;
+  int64_t clamped = p->y < 0 ? 0 : p->y > (double)last ? last : (int64_t)p->y;
+  int64_t start[TSR_MAX_NDIM] = {0}, stop[TSR_MAX_NDIM];
+  for (int d = 0; d < ndim; d++)
+    stop[d] = tsr_array_dim(in[0], d);
+  start[axis] = clamped;
+  stop[axis] = clamped + n;
+  tsr_array *position = NULL, *dst = NULL, *fixed = NULL;
+  tsr_status st = conf_position_scalar(&position, p, s);
+  if (st == TSR_OK && p->flag) st = tsr_add(&dst, in[0], in[0], s);
+  if (st == TSR_OK)
+    st = tsr_slice_update_dynamic(&o[0], dst ? dst : in[0], in[1], position, p->axis, s);
+  if (st == TSR_OK && !p->flag)
+    st = tsr_slice_update(&fixed, in[0], in[1], start, stop, NULL, ndim, s);
+  if (st == TSR_OK && fixed) st = tsr_not_equal(&o[1], o[0], fixed, s);
+  tsr_array *made[] = {position, dst, fixed};
+  for (int i = 0; i < 3; i++)
+    tsr_array_release(made[i]);
   return st;
 }
 
@@ -175,5 +203,17 @@ const conf_case conf_cases_layout[] = {
     {CONF_CASE("slice_update_released_view_dst_f32", b_slice_update, 2, 1),
      .in = {CONF_IN(F32, U, -1, 1, 7, 33), CONF_IN(F32, U, -1, 1, 3, 7)},
      .p = {.flag2 = true, .naxes = 2, .start = {5, 0}, .stop = {20, 7}, .step = {5, 1}}},
+    {CONF_CASE("slice_update_dynamic_f32_int32", b_slice_update_dynamic, 2, 2),
+     .in = {CONF_IN(F32, U, -1, 1, 3, 33, 7), CONF_IN(F32, U, -1, 1, 3, 5, 7)},
+     .p = {.axis = 1, .y = 11, .dtype = TSR_INT32, CONF_SHAPE(1)}},
+    {CONF_CASE("slice_update_dynamic_clamped_high_f16_into_f32", b_slice_update_dynamic, 2, 2),
+     .in = {CONF_IN(F32, U, -1, 1, 7, 33), CONF_IN(F16, U, -1, 1, 7, 3)},
+     .p = {.axis = -1, .y = 40, .z = 1, .dtype = TSR_INT64, CONF_SHAPE(1, 1)}},
+    {CONF_CASE("slice_update_dynamic_negative_start_int32", b_slice_update_dynamic, 2, 2),
+     .in = {CONF_IN(TSR_INT32, U, -99, 99, 9, 5), CONF_IN(TSR_INT32, U, -99, 99, 2, 5)},
+     .p = {.axis = 0, .y = -7, .dtype = TSR_INT64, .ndim = 0}},
+    {CONF_CASE("slice_update_dynamic_reused_buffer_bf16", b_slice_update_dynamic, 2, 1),
+     .in = {CONF_IN(BF16, U, -1, 1, 3, 65, 7), CONF_IN(BF16, U, -1, 1, 3, 1, 7)},
+     .p = {.flag = true, .axis = 1, .y = 64, .dtype = TSR_INT32, CONF_SHAPE(1)}},
 };
 const size_t conf_cases_layout_count = sizeof conf_cases_layout / sizeof conf_cases_layout[0];

@@ -1,6 +1,6 @@
 /* tests/backend/cases_nn.c — conformance cases for matmul (float32, float16, bfloat16, batch
  * broadcasting, 1-D operands), softmax, rms_norm, rope, sdpa (prefill and decode shapes, grouped
- * heads) and the random ops.
+ * heads), their dynamic forms (position read when the op runs) and the random ops.
  *
  * Tolerances, with u = 2^-24 and inputs bounded by 1 unless a case says otherwise; each bound is
  * what one backend may be off from the exact result, doubled for two backends, plus one ulp of a
@@ -18,6 +18,8 @@
  *   add (2 Tk + 6) u: 2 scale D^2 u + (2 Tk + 6) u.
  * - random: the draws are counter-based (element i depends only on the seed and i), the same
  *   numbers on every backend: exact. */
+#include <math.h>
+
 #include "harness.h"
 
 static tsr_status b_matmul(tsr_array **o, tsr_array *const *in, const conf_params *p,
@@ -42,9 +44,61 @@ static tsr_status b_rope(tsr_array **o, tsr_array *const *in, const conf_params 
   return tsr_rope(&o[0], in[0], p->k, p->flag, (float)p->x, (int64_t)p->y, s);
 }
 
+/* rope_dynamic: k = dims, flag = traditional, x = base, the offset conf_position_scalar's (y).
+   A second output, for an offset >= 0, is where the result differs from tsr_rope's on the same
+   backend (all false: the same bits). */
+static tsr_status b_rope_dynamic(tsr_array **o, tsr_array *const *in, const conf_params *p,
+                                 tsr_stream *s) {
+  tsr_array *offset = NULL, *fixed = NULL;
+  tsr_status st = conf_position_scalar(&offset, p, s);
+  if (st == TSR_OK) st = tsr_rope_dynamic(&o[0], in[0], p->k, p->flag, (float)p->x, offset, s);
+  if (st == TSR_OK && p->y >= 0)
+    st = tsr_rope(&fixed, in[0], p->k, p->flag, (float)p->x, (int64_t)p->y, s);
+  if (st == TSR_OK && fixed) st = tsr_not_equal(&o[1], o[0], fixed, s);
+  tsr_array_release(fixed);
+  tsr_array_release(offset);
+  return st;
+}
+
 /* x = scale, flag = causal. */
 static tsr_status b_sdpa(tsr_array **o, tsr_array *const *in, const conf_params *p, tsr_stream *s) {
   return tsr_sdpa(&o[0], in[0], in[1], in[2], (float)p->x, p->flag, s);
+}
+
+/* k and v with p->k rows of NaN appended along Tk (the unused tail of a cache; 0: as given). */
+static tsr_status with_nan_tail(tsr_array **out, tsr_array *a, int64_t rows, tsr_stream *s) {
+  if (rows == 0) return tsr_contiguous(out, a, s);
+  int64_t shape[4] = {tsr_array_dim(a, 0), tsr_array_dim(a, 1), rows, tsr_array_dim(a, 3)};
+  tsr_array *tail = NULL;
+  tsr_status st = tsr_full(&tail, shape, 4, NAN, tsr_array_dtype(a), s);
+  tsr_array *parts[2] = {a, tail};
+  if (st == TSR_OK) st = tsr_concatenate(out, parts, 2, 2, s);
+  tsr_array_release(tail);
+  return st;
+}
+
+/* sdpa_dynamic: x = scale, the length conf_position_scalar's (y), k = NaN rows appended to k and
+   v past the given ones (never read when the length is at most the given Tk). A second output is
+   where the result differs from causal tsr_sdpa over k and v sliced to the clamped length on the
+   same backend (all false: the same bits). */
+static tsr_status b_sdpa_dynamic(tsr_array **o, tsr_array *const *in, const conf_params *p,
+                                 tsr_stream *s) {
+  int64_t tq = tsr_array_dim(in[0], 2), tk = tsr_array_dim(in[1], 2) + p->k;
+  int64_t keys = p->y < (double)tq ? tq : p->y > (double)tk ? tk : (int64_t)p->y;
+  int64_t start[3] = {0, 0, 0}, stop[3] = {INT64_MAX, INT64_MAX, keys};
+  tsr_array *length = NULL, *k = NULL, *v = NULL, *k_head = NULL, *v_head = NULL, *fixed = NULL;
+  tsr_status st = conf_position_scalar(&length, p, s);
+  if (st == TSR_OK) st = with_nan_tail(&k, in[1], p->k, s);
+  if (st == TSR_OK) st = with_nan_tail(&v, in[2], p->k, s);
+  if (st == TSR_OK) st = tsr_sdpa_dynamic(&o[0], in[0], k, v, (float)p->x, length, s);
+  if (st == TSR_OK) st = tsr_slice(&k_head, k, start, stop, NULL, 3, s);
+  if (st == TSR_OK) st = tsr_slice(&v_head, v, start, stop, NULL, 3, s);
+  if (st == TSR_OK) st = tsr_sdpa(&fixed, in[0], k_head, v_head, (float)p->x, true, s);
+  if (st == TSR_OK) st = tsr_not_equal(&o[1], o[0], fixed, s);
+  tsr_array *made[] = {length, k, v, k_head, v_head, fixed};
+  for (int i = 0; i < 6; i++)
+    tsr_array_release(made[i]);
+  return st;
 }
 
 /* [low, high) = [x, y). */
@@ -167,6 +221,42 @@ const conf_case conf_cases_nn[] = {
      .in = {CONF_IN(BF16, U, -1, 1, 1, 4, 1, 128), CONF_IN(BF16, U, -1, 1, 1, 1, 33, 128),
             CONF_IN(BF16, U, -1, 1, 1, 1, 33, 128)},
      .p = {.x = 0.08838834764831845}, SDPA_TOL(128, 33, 0.08838834764831845, CONF_ULPBF16)},
+
+    /* ---- dynamic positions: the tolerances of rope and sdpa; the second output (bits equal to
+       the static op's on the same backend) exact ---- */
+    {CONF_CASE("rope_dynamic_f32_int32", b_rope_dynamic, 1, 2),
+     .in = {CONF_IN(F32, U, -1, 1, 1, 3, 7, 64)},
+     .p = {.k = 64, .x = 10000, .y = 5, .dtype = TSR_INT32, CONF_SHAPE(1)}, ROPE_TOL(12, 0)},
+    {CONF_CASE("rope_dynamic_bf16_decode_int64_host", b_rope_dynamic, 1, 2),
+     .in = {CONF_IN(BF16, U, -1, 1, 1, 4, 1, 128)},
+     .p = {.k = 128, .x = 10000, .y = 2047, .z = 1, .dtype = TSR_INT64, CONF_SHAPE(1, 1)},
+     ROPE_TOL(2048, CONF_ULPBF16)},
+    /* positions -3..3: theta < 4 */
+    {CONF_CASE("rope_dynamic_f16_traditional_negative", b_rope_dynamic, 1, 1),
+     .in = {CONF_IN(F16, U, -1, 1, 2, 7, 32)},
+     .p = {.k = 16, .flag = true, .x = 10000, .y = -3, .dtype = TSR_INT64, .ndim = 0},
+     ROPE_TOL(4, CONF_ULP16)},
+    {CONF_CASE("sdpa_dynamic_decode_group4_f32", b_sdpa_dynamic, 3, 2),
+     .in = {CONF_IN(F32, U, -1, 1, 2, 8, 1, 64), CONF_IN(F32, U, -1, 1, 2, 2, 40, 64),
+            CONF_IN(F32, U, -1, 1, 2, 2, 40, 64)},
+     .p = {.x = 0.125, .y = 33, .k = 0, .dtype = TSR_INT32, CONF_SHAPE(1)},
+     SDPA_TOL(64, 40, 0.125, 0)},
+    {CONF_CASE("sdpa_dynamic_nan_tail_bf16_host_int64", b_sdpa_dynamic, 3, 2),
+     .in = {CONF_IN(BF16, U, -1, 1, 1, 4, 1, 128), CONF_IN(BF16, U, -1, 1, 1, 1, 33, 128),
+            CONF_IN(BF16, U, -1, 1, 1, 1, 33, 128)},
+     .p =
+         {.x = 0.08838834764831845, .y = 33, .z = 1, .k = 31, .dtype = TSR_INT64, CONF_SHAPE(1, 1)},
+     SDPA_TOL(128, 33, 0.08838834764831845, CONF_ULPBF16)},
+    /* length 2 < Tq 5 is clamped to 5; length 100 > Tk to Tk */
+    {CONF_CASE("sdpa_dynamic_prefill_clamped_low_f16", b_sdpa_dynamic, 3, 2),
+     .in = {CONF_IN(F16, U, -1, 1, 1, 2, 5, 32), CONF_IN(F16, U, -1, 1, 1, 1, 9, 32),
+            CONF_IN(F16, U, -1, 1, 1, 1, 9, 32)},
+     .p = {.x = 0.17677669529663687, .y = 2, .dtype = TSR_INT32, .ndim = 0},
+     SDPA_TOL(32, 9, 0.17677669529663687, CONF_ULP16)},
+    {CONF_CASE("sdpa_dynamic_prefill_clamped_high_f32", b_sdpa_dynamic, 3, 2),
+     .in = {CONF_IN(F32, U, -1, 1, 1, 4, 7, 16), CONF_IN(F32, U, -1, 1, 1, 2, 12, 16),
+            CONF_IN(F32, U, -1, 1, 1, 2, 12, 16)},
+     .p = {.x = 0.25, .y = 100, .dtype = TSR_INT64, CONF_SHAPE(1)}, SDPA_TOL(16, 12, 0.25, 0)},
 
     /* ---- random: exact ---- */
     {CONF_CASE("random_uniform_f32", b_uniform, 0, 1),

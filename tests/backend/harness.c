@@ -395,6 +395,15 @@ void conf_check_views_are_views(void) {
 
 /* ---- running --------------------------------------------------------------------------------- */
 
+tsr_status conf_position_scalar(tsr_array **out, const conf_params *p, tsr_stream *s) {
+  if (p->z == 0) return tsr_full(out, p->shape, p->ndim, p->y, p->dtype, s);
+  int64_t wide = (int64_t)p->y;
+  int32_t narrow = (int32_t)p->y;
+  const tsr_device host = {TSR_CPU, 0};
+  return tsr_array_from_data_on(out, p->dtype == TSR_INT32 ? (const void *)&narrow : &wide,
+                                p->dtype, p->shape, p->ndim, host);
+}
+
 void conf_result_free(conf_result *r) {
   for (int k = 0; k < CONF_MAX_OUTPUTS; k++)
     free(r->out[k].bytes);

@@ -111,6 +111,11 @@ extern const size_t conf_cases_nn_count;
 extern const conf_case conf_cases_quant[];
 extern const size_t conf_cases_quant_count;
 
+/* The position scalar of a dynamic op's case (rope's offset, slice_update's start, sdpa's length):
+   the value p->y as p->dtype (int32 or int64) of shape p->shape (p->ndim axes, one element), made
+   on s, or in host memory when p->z != 0 (so a GPU case reads a copy placement inserts). */
+tsr_status conf_position_scalar(tsr_array **out, const conf_params *p, tsr_stream *s);
+
 /* ---- running a case ------------------------------------------------------------------------ */
 
 /* The layouts each case runs in. The view variants hold the same values as BASE; BROADCAST holds

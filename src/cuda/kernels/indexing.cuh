@@ -8,9 +8,13 @@
  *               reports it and the output is then thrown away;
  *   3  convert: slice_update's update written into dst's region in dst's dtype (operand 0 the
  *               update, operand 1 the region), by base/element.h's astype of one element, the
- *               CPU's own rules.
- * Same-dtype copies (concatenate, slice_update) are copy.cuh's. Dtypes are tsr_dtype's values
- * (base/element.h checks them against tessera/base.h). */
+ *               CPU's own rules;
+ *   4  dynamic: tsr_slice_update_dynamic's update written as kind 3 (copied unchanged when the
+ *               dtypes agree), the region moved along its axis by a start read here from the
+ *               device (an int32 or int64 of start_bytes) and clamped into [0, last]: no host
+ *               round trip, so a recorded graph replays with the step's start.
+ * Same-dtype copies (concatenate, static slice_update) are copy.cuh's. Dtypes are tsr_dtype's
+ * values (base/element.h checks them against tessera/base.h). */
 #include "cuda/kernels/common.cuh" /* first: NVRTC's libc stand-in */
 #ifndef __CUDACC_RTC__
 #include <stdint.h> /* nvcc (AOT) builds; NVRTC has the stand-in */
@@ -86,6 +90,48 @@ TSR_KERNEL_ENTRY(tsr_indexing)
   }
 }
 
+#elif TSR_INDEXING_KIND == 4
+
+/* One element of `bytes` bytes moved unchanged (the words copy.cuh moves). */
+static __device__ inline void tsr_move_element(const unsigned char *from, unsigned char *to,
+                                               int bytes) {
+  switch (bytes) {
+    case 1:
+      *to = *from;
+      break;
+    case 2:
+      *(uint16_t *)to = *(const uint16_t *)from;
+      break;
+    case 4:
+      *(uint32_t *)to = *(const uint32_t *)from;
+      break;
+    default:
+      *(uint64_t *)to = *(const uint64_t *)from;
+      break;
+  }
+}
+
+TSR_KERNEL_ENTRY(tsr_indexing)
+(tsr_strided layout, const void *update, int update_dtype, void *out, int out_dtype,
+ const void *start, int start_bytes, int64_t last, int64_t axis_stride) {
+  const int64_t update_size = tsri_element_size(update_dtype),
+                out_size = tsri_element_size(out_dtype);
+  int64_t first = start_bytes == 8 ? *(const int64_t *)start : (int64_t) * (const int32_t *)start;
+  first = first < 0 ? 0 : first > last ? last : first;
+  const int64_t shift = first * axis_stride;
+  const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < layout.n; i += stride) {
+    int64_t offsets[TSR_STRIDED_MAX_OPERANDS];
+    tsr_strided_offsets(layout, i, offsets);
+    const unsigned char *from = (const unsigned char *)update + offsets[0] * update_size;
+    unsigned char *to = (unsigned char *)out + (offsets[1] + shift) * out_size;
+    if (update_dtype == out_dtype)
+      tsr_move_element(from, to, (int)out_size);
+    else
+      tsri_element_convert(from, update_dtype, to, out_dtype);
+  }
+}
+
 #else
-#error "indexing.cuh is specialized by TSR_INDEXING_KIND (1 check, 2 gather, 3 convert)"
+#error "indexing.cuh is specialized by TSR_INDEXING_KIND (1 check, 2 gather, 3 convert, 4 dynamic)"
 #endif

@@ -7,7 +7,9 @@
  * float32, so they are correctly rounded (glibc's cosf/sinf nearly always are); the rotation is
  * the CPU's rounded products and sums. A block takes one t and up to TSR_ROPE_ROWS rows (of
  * the leading axes) with it, so a pair's cos and sin are computed once for all its rows.
- * Specialized by TSR_ROPE_DTYPE (x's and the output's dtype); the output is packed. */
+ * Specialized by TSR_ROPE_DTYPE (x's and the output's dtype); the output is packed. The offset is
+ * either args.position or, for tsr_rope_dynamic, read here from the device (`offset`, an int32 or
+ * int64 of offset_bytes), so a recorded graph replays with whatever offset the step wrote. */
 #include "cuda/kernels/common.cuh" /* first: NVRTC's libc stand-in */
 #include "cuda/kernels/dtype_io.cuh"
 
@@ -48,9 +50,18 @@ static __device__ inline float tsr_rope_inv_freq(const tsr_rope_args &a, int i) 
   return __fdiv_rn(1.0f, (float)pow((double)a.base, (double)exponent));
 }
 
-TSR_KERNEL_ENTRY(tsr_rope)(tsr_rope_args a, const void *x, void *y) {
+/* The dynamic offset: an int32 (4 bytes) or int64 (8) element. */
+static __device__ inline int64_t tsr_rope_offset(const void *offset, int offset_bytes) {
+  return offset_bytes == 8 ? *(const int64_t *)offset : (int64_t) * (const int32_t *)offset;
+}
+
+TSR_KERNEL_ENTRY(tsr_rope)
+(tsr_rope_args a, const void *x, void *y, const void *offset, int offset_bytes) {
   __shared__ int64_t row_at[TSR_ROPE_ROWS]; /* x's offset of each of the tile's rows at t */
   const int half = a.dims / 2;
+  /* positions wrap in int64 (a dynamic offset may be anything), as on the CPU */
+  const uint64_t first_position =
+      (uint64_t)(offset ? tsr_rope_offset(offset, offset_bytes) : a.position);
   /* threads per pass over the pairs (whole warps), and the groups of rows they split */
   const int pass = half < TSR_ROPE_BLOCK ? (half + 31) / 32 * 32 : TSR_ROPE_BLOCK;
   const int groups = TSR_ROPE_BLOCK / pass, group = (int)threadIdx.x / pass;
@@ -63,7 +74,8 @@ TSR_KERNEL_ENTRY(tsr_rope)(tsr_rope_args a, const void *x, void *y) {
     for (int64_t r = threadIdx.x; r < rows; r += TSR_ROPE_BLOCK)
       row_at[r] = a.x_offset + tsr_rope_lead_offset(a, first + r) + t * a.x_stride_t;
     __syncthreads();
-    const float position = (float)(a.position + t); /* to nearest, as the CPU's cast */
+    /* to nearest, as the CPU's cast */
+    const float position = (float)(int64_t)(first_position + (uint64_t)t);
     for (int i = (int)threadIdx.x % pass; group < groups && i < half; i += pass) {
       const float angle = __fmul_rn(position, tsr_rope_inv_freq(a, i));
       double sin_angle, cos_angle;

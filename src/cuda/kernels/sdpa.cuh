@@ -4,7 +4,10 @@
  * kv head h / (Hq / Hkv); the causal mask is a row length (keys j <= i + Tk - Tq), as on the CPU
  * (cpu/attention.c). Not a flash kernel: scores are materialized, Tk floats of shared memory per
  * row. Specialized by the dtypes of q, k, v and the output: TSR_SDPA_Q, TSR_SDPA_K, TSR_SDPA_V,
- * TSR_SDPA_OUT (0 float32, 1 float16, 2 bfloat16). */
+ * TSR_SDPA_OUT (0 float32, 1 float16, 2 bfloat16). For tsr_sdpa_dynamic, `length` (an int32 or
+ * int64 of length_bytes on the device, read here: no host round trip, so a recorded graph
+ * replays with the step's value) clamped into [Tq, Tk] replaces Tk, as if k and v had been sliced
+ * to their first L rows: keys and values from L on are never read. */
 #include "cuda/kernels/common.cuh" /* first: NVRTC's libc stand-in */
 #include "base/half.h"
 
@@ -50,15 +53,26 @@ static __device__ float tsr_sdpa_block_reduce(float x, bool is_max, float *scrat
   return r;
 }
 
+/* The keys a dynamic length leaves: its value (int32 or int64) clamped into [Tq, Tk]. */
+static __device__ inline int64_t tsr_sdpa_keys(const tsr_sdpa_args &a, const void *length,
+                                               int length_bytes) {
+  if (!length) return a.tk;
+  const int64_t l =
+      length_bytes == 8 ? *(const int64_t *)length : (int64_t) * (const int32_t *)length;
+  return l < a.tq ? a.tq : l > a.tk ? a.tk : l;
+}
+
 TSR_KERNEL_ENTRY(tsr_sdpa)
-(tsr_sdpa_args a, const void *q, const void *k, const void *v, void *out) {
+(tsr_sdpa_args a, const void *q, const void *k, const void *v, void *out, const void *length,
+ int length_bytes) {
   extern __shared__ float shared[]; /* [32 scratch][D query][Tk scores] */
   float *scratch = shared, *query = shared + 32, *scores = query + a.d;
   const int64_t row = blockIdx.x; /* over B * Hq * Tq */
   const int64_t i = row % a.tq, h = (row / a.tq) % a.hq, b = row / (a.tq * a.hq);
   const int64_t kv = h / (a.hq / a.hkv);
-  int64_t visible = a.tk;
-  if (a.causal && i + a.tk - a.tq + 1 < visible) visible = i + a.tk - a.tq + 1;
+  const int64_t tk = tsr_sdpa_keys(a, length, length_bytes);
+  int64_t visible = tk;
+  if (a.causal && i + tk - a.tq + 1 < visible) visible = i + tk - a.tq + 1;
   const int64_t q_base = a.q_offset + b * a.q_strides[0] + h * a.q_strides[1] + i * a.q_strides[2];
   for (int64_t d = threadIdx.x; d < a.d; d += blockDim.x)
     query[d] = tsr_sdpa_load(q, q_base + d * a.q_strides[3], TSR_SDPA_Q);
