@@ -5,6 +5,7 @@
  * a memory cap. Link with -ltessera (pkg-config tessera). The areas:
  *   base.h    status codes, errors, dtypes, float16/bfloat16
  *   array.h   devices, streams, arrays, evaluation
+ *   step.h    an evaluation recorded once and replayed (a decode step)
  *   ops.h     op constructors
  *   memory.h  the backing ledger and the calibration SPI
  *   spi.h     the execution SPI (running outside code serialized with evaluation)
@@ -26,6 +27,7 @@
 
 #include "tessera/base.h"
 #include "tessera/array.h"
+#include "tessera/step.h"
 #include "tessera/ops.h"
 #include "tessera/memory.h"
 #include "tessera/spi.h"

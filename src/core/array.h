@@ -61,6 +61,8 @@ struct tsr_array {
      construction: core/value_range.h). */
   bool range_known;
   int64_t range_min, range_max;
+  /* Set while a step's first run evaluates the node (core/step.h): its run is recorded there. */
+  struct tsri_step_recording *recording;
 };
 
 /* A lazy node: shape/dtype given, the op's parameter struct copied (params_size bytes, any size;

@@ -61,8 +61,8 @@ static tsr_device choose_default(void) {
      TSR_ERR_UNSUPPORTED naming it, and runs on the CPU when asked for there. */
   const tsri_backend *gpu = tsri_backend_for(TSR_GPU);
   for (int p = 0; p < TSRI_PRIM_COUNT; p++) {
-    /* data nodes are born ready and views run in core: neither is ever given to a kernel. */
-    bool runs_in_a_kernel = p != TSRI_PRIM_DATA && !tsri_primitive_is_view((tsri_primitive)p);
+    /* data nodes are born ready, views and steps run in core: none is ever given to a kernel. */
+    bool runs_in_a_kernel = p != TSRI_PRIM_DATA && !tsri_primitive_in_core((tsri_primitive)p);
     if (runs_in_a_kernel && !gpu->kernels[p]) {
       tsri_log(TSRI_LOG_INFO, "default device: cpu (the %s backend has no %s kernel yet)",
                gpu->name, tsri_primitive_name((tsri_primitive)p));

@@ -7,6 +7,7 @@
 #include "base/status.h"
 #include "core/backend.h"
 #include "core/profile.h"
+#include "core/step.h"
 #include "core/stream.h"
 #include "core/value_range.h"
 #include "core/views.h"
@@ -111,6 +112,9 @@ static bool crosses_devices(const tsr_array *node) {
 
 tsr_status tsri_node_dispatch(tsr_array *node) {
   tsri_value_range_revalidate(node); /* before the inputs' views carry ranges to the kernel */
+  tsri_step_recording *recording = node->recording; /* a step's first run (core/step.h) */
+  node->recording = NULL;
+  if (node->primitive == TSRI_PRIM_STEP) return tsri_step_dispatch(node);
   if (tsri_primitive_is_view(node->primitive)) return tsri_view_run(node);
   tsri_op op = {.primitive = node->primitive,
                 .params = node->params,
@@ -132,5 +136,6 @@ tsr_status tsri_node_dispatch(tsr_array *node) {
   }
   node->offset = op.out.offset;
   memcpy(node->strides, op.out.strides, sizeof node->strides);
+  if (recording) tsri_step_record_op(recording, node, &op);
   return TSR_OK;
 }

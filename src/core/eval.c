@@ -10,6 +10,7 @@
 #include "core/dispatch.h"
 #include "core/lock.h"
 #include "core/profile.h"
+#include "core/eval.h"
 #include "core/stream.h"
 
 static uint64_t walk_epoch; /* evaluation lock */
@@ -105,7 +106,9 @@ static void flush_touched(touched_streams *t) {
   }
 }
 
-static void submit_all(const tsri_ptrvec *order) {
+/* submit_all's hook (a step's recording, core/step.c): called after the last node went in,
+   before the streams are flushed. */
+static void submit_all(const tsri_ptrvec *order, void (*submitted)(void *ctx), void *ctx) {
   touched_streams touched = {.count = 0};
   for (size_t i = 0; i < order->len; i++) {
     tsr_array *node = order->items[i];
@@ -117,6 +120,7 @@ static void submit_all(const tsri_ptrvec *order) {
     atomic_store(&node->state, TSRI_NODE_SUBMITTED);
     tsri_stream_submit(node->stream, &node->task);
   }
+  if (submitted) submitted(ctx);
   flush_touched(&touched);
 }
 
@@ -127,7 +131,8 @@ static tsr_status check_roots(const char *what, tsr_array *const *arrays, size_t
   return TSR_OK;
 }
 
-static tsr_status submit_graph(const char *what, tsr_array *const *arrays, size_t n) {
+static tsr_status submit_graph(const char *what, tsr_array *const *arrays, size_t n,
+                               const tsri_eval_hooks *hooks) {
   tsr_status status = check_roots(what, arrays, n);
   if (status != TSR_OK) return status;
   uint64_t start = tsri_profile_now();
@@ -135,7 +140,9 @@ static tsr_status submit_graph(const char *what, tsr_array *const *arrays, size_
   tsri_eval_lock();
   status = collect_lazy(arrays, n, &order);
   if (status == TSR_OK) status = check_streams_open(&order);
-  if (status == TSR_OK) submit_all(&order);
+  if (status == TSR_OK && hooks) status = hooks->before_submit(hooks->ctx, &order);
+  if (status == TSR_OK)
+    submit_all(&order, hooks ? hooks->submitted : NULL, hooks ? hooks->ctx : NULL);
   tsri_eval_unlock();
   tsri_ptrvec_free(&order);
   tsri_profile_phase_add(TSRI_PROFILE_SUBMIT, start);
@@ -161,11 +168,23 @@ static tsr_status wait_ready(tsr_array *a) {
 }
 
 tsr_status tsr_async_eval(tsr_array *const *arrays, size_t n) {
-  return submit_graph("async_eval", arrays, n);
+  return submit_graph("async_eval", arrays, n, NULL);
+}
+
+tsr_status tsri_lazy_nodes(tsr_array *const *arrays, size_t n, tsri_ptrvec *order) {
+  tsri_eval_lock();
+  tsr_status status = collect_lazy(arrays, n, order);
+  tsri_eval_unlock();
+  return status;
 }
 
 tsr_status tsr_eval(tsr_array *const *arrays, size_t n) {
-  tsr_status status = submit_graph("eval", arrays, n);
+  return tsri_eval_with("eval", arrays, n, NULL);
+}
+
+tsr_status tsri_eval_with(const char *what, tsr_array *const *arrays, size_t n,
+                          const tsri_eval_hooks *hooks) {
+  tsr_status status = submit_graph(what, arrays, n, hooks);
   if (status != TSR_OK) return status;
   uint64_t start = tsri_profile_now();
   for (size_t i = 0; i < n; i++) { /* all waited for; the first error in order wins */

@@ -32,7 +32,7 @@ static void describe(const tsr_array *node, tsri_op *op) {
 }
 
 tsr_status tsri_placement_check(const tsr_array *node) {
-  if (tsri_primitive_is_view(node->primitive)) return TSR_OK;
+  if (tsri_primitive_in_core(node->primitive)) return TSR_OK;
   const tsri_backend *backend = tsri_backend_for(node->device.type);
   bool runs = backend && backend->kernels[node->primitive];
   if (runs && backend->supports) {

@@ -11,7 +11,8 @@
    take..slice_update (ops/indexing.c); add..where (ops/binary.c); negative..tanh (ops/unary.c);
    sum..topk (ops/reduce.c, ops/sort.c); matmul..sdpa (ops/matmul.c, ops/nn.c); random_*
    (ops/random.c); quantize..gather_qmm (ops/quant.c, ops/quant_matmul.c); all_sum/all_gather
-   (dist/lazy.c: every backend runs them through core/collective.h, which calls the group). */
+   (dist/lazy.c: every backend runs them through core/collective.h, which calls the group); step
+   (core/step.c: a recorded step's run, which core runs itself, as it runs views). */
 // clang-format off
 #define TSRI_PRIMITIVE_LIST(X)                                                                 \
   X(DATA, "data") X(COPY, "copy")                                                              \
@@ -33,7 +34,8 @@
   X(RANDOM_CATEGORICAL, "random_categorical")                                                 \
   X(QUANTIZE, "quantize") X(QUANT_PART, "quantize_part") X(DEQUANTIZE, "dequantize")           \
   X(QUANTIZED_MATMUL, "quantized_matmul") X(GATHER_QMM, "gather_qmm")                        \
-  X(ALL_SUM, "all_sum") X(ALL_GATHER, "all_gather")
+  X(ALL_SUM, "all_sum") X(ALL_GATHER, "all_gather")                                          \
+  X(STEP, "step")
 // clang-format on
 
 typedef enum {

@@ -63,6 +63,19 @@ typedef struct tsri_stream_iface {
      waits for it. */
   tsr_status (*copy)(tsri_stream *s, void *dst, const void *src, uint64_t bytes,
                      tsri_copy_direction direction);
+  /* Optional, all four or none (NULL: a step replays op by op, core/step.c): a recording of the
+     kernels s launches from begin_recording until end_recording, replayed as one unit (CUDA: a
+     stream capture instantiated as a graph). Called under the evaluation lock, by the thread
+     that submits the recorded nodes. begin_recording false: nothing is being recorded.
+     end_recording queues the recorded work for real (it has not run yet) and returns the
+     recording, or NULL when the work could not all be recorded (something needed the stream
+     outside a recording meanwhile: the work still ran, in order). */
+  bool (*begin_recording)(tsri_stream *s);
+  void *(*end_recording)(tsri_stream *s);
+  /* Queues the recorded work again on s, in stream order; TSR_ERR_DEVICE with the message set
+     when it cannot be. Called while s runs a task. */
+  tsr_status (*replay)(tsri_stream *s, void *recording);
+  void (*free_recording)(tsri_stream *s, void *recording);
   /* Runs what was queued, then stops accepting and running work (tsr_stream_free, shutdown). */
   void (*stop)(tsri_stream *s);
   /* Releases s->ctx (the last reference is gone; stop has run if create succeeded). */

@@ -138,6 +138,10 @@ bool tsri_primitive_is_view(tsri_primitive p) {
          p == TSRI_PRIM_BROADCAST_TO || p == TSRI_PRIM_QUANT_PART;
 }
 
+bool tsri_primitive_in_core(tsri_primitive p) {
+  return tsri_primitive_is_view(p) || p == TSRI_PRIM_STEP;
+}
+
 tsr_status tsri_view_run(tsr_array *node) {
   switch (node->primitive) {
     case TSRI_PRIM_RESHAPE:

@@ -36,6 +36,9 @@ typedef struct {
 
 /* True for the primitives above: core resolves them (tsri_view_run), no backend has a kernel. */
 bool tsri_primitive_is_view(tsri_primitive p);
+/* Whether core runs nodes of p itself, never a backend's kernel: the views and a step's run
+   (core/step.h). */
+bool tsri_primitive_in_core(tsri_primitive p);
 /* Runs a view node: sets node->buffer (a new reference to the input's buffer, or for a reshape of
  * a layout that cannot be re-strided, a contiguous copy made by the device's COPY kernel),
  * node->offset and node->strides from the input's evaluated layout. TSR_OK, or the copy's error.

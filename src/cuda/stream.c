@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/log.h"
 #include "base/status.h"
 #include "core/profile.h"
 #include "cuda/graph.h"
@@ -40,7 +41,8 @@ typedef struct cuda_stream {
   char failure[TSR_ERROR_MAX];
   tsri_cuda_release_batch *pending; /* releases since the last marker handed to the thread */
   tsri_cuda_graph_batch graphs;     /* kernels being captured into a graph (cuda/graph.h) */
-  struct cuda_stream *next_live;    /* the list of live streams (settle) */
+  bool step_capturing;           /* a step's first run is being captured (begin_recording, below) */
+  struct cuda_stream *next_live; /* the list of live streams (settle) */
 } cuda_stream;
 
 /* Every created stream until destroyed, for tsri_cuda_settle_all. Lock order: this mutex, then a
@@ -86,7 +88,38 @@ static void leave_device(int previous, int device) {
     (void)cudaGetLastError();
 }
 
+/* Ends a step's capture (mutex held): its kernels are launched once, as a graph, and the
+   executable is returned when `keep`; otherwise (the stream is needed outside the capture
+   before the step's submission ended) it is freed and the step replays op by op. NULL on
+   failure, which fails the stream: the captured kernels are lost. */
+static cudaGraphExec_t end_step_capture_locked(cuda_stream *c, bool keep) {
+  c->step_capturing = false;
+  int previous = enter_device(c->device);
+  cudaGraph_t graph = NULL;
+  cudaGraphExec_t exec = NULL;
+  cudaError_t err = cudaStreamEndCapture(c->stream, &graph);
+  if (err == cudaSuccess) err = cudaGraphInstantiate(&exec, graph, 0);
+  if (err == cudaSuccess) err = cudaGraphLaunch(exec, c->stream);
+  if (graph) cudaGraphDestroy(graph);
+  if ((err != cudaSuccess || !keep) && exec) {
+    cudaGraphExecDestroy(exec); /* an executable in flight is freed once it completes */
+    exec = NULL;
+  }
+  leave_device(previous, c->device);
+  if (err != cudaSuccess) fail_locked(c, err, "launching a step's captured kernels");
+  if (err == cudaSuccess && !keep)
+    tsri_log(TSRI_LOG_DEBUG,
+             "gpu:%d: a step's capture ended early (an event, a copy, a host "
+             "function or a wait needed the stream): it replays op by op",
+             c->device);
+  return exec;
+}
+
 static void end_graph_locked(cuda_stream *c) {
+  if (c->step_capturing) {
+    end_step_capture_locked(c, false);
+    return;
+  }
   if (!c->graphs.capturing) {
     c->graphs.direct = 0; /* what tsri_cuda_graph_end does when nothing is open */
     return;
@@ -278,7 +311,7 @@ static void cuda_after_current(tsri_stream *s, void (*fn)(void *ctx), void *ctx)
   bool queued = c->pending && tsri_cuda_release_batch_add(c->pending, fn, ctx);
   /* While kernels are being captured the batch waits for the graph's end (a marker would end
      it early); TSRI_CUDA_GRAPH_CHUNK bounds how long that is. */
-  if (queued && !c->graphs.capturing &&
+  if (queued && !c->graphs.capturing && !c->step_capturing &&
       tsri_cuda_release_batch_count(c->pending) >= RELEASES_PER_BATCH)
     left = hand_over_locked(c);
   pthread_mutex_unlock(&c->mutex);
@@ -363,7 +396,11 @@ static void unlink_live(cuda_stream *c) {
    tsr_stream_native): the kernels captured so far are queued first. */
 static void *cuda_native(tsri_stream *s) {
   cuda_stream *c = ctx_of(s);
-  end_graph(c);
+  pthread_mutex_lock(&c->mutex);
+  /* A step's capture goes on: what the step's kernels enqueue on the raw stream (cuBLAS, a
+     memset) is captured with them. */
+  if (!c->step_capturing) end_graph_locked(c);
+  pthread_mutex_unlock(&c->mutex);
   return c->stream;
 }
 
@@ -371,6 +408,18 @@ cudaError_t tsri_cuda_stream_launch(tsri_stream *s, cudaKernel_t kernel, dim3 gr
                                     void **args, size_t shared_bytes) {
   cuda_stream *c = ctx_of(s);
   pthread_mutex_lock(&c->mutex);
+  if (c->step_capturing) {
+    cudaError_t err =
+        cudaLaunchKernel((const void *)kernel, grid, block, args, shared_bytes, c->stream);
+    if (err != cudaSuccess) { /* the capture is invalidated, with the step's earlier kernels */
+      cudaGraph_t lost = NULL;
+      c->step_capturing = false;
+      if (cudaStreamEndCapture(c->stream, &lost) == cudaSuccess && lost) cudaGraphDestroy(lost);
+      fail_locked(c, err, "a kernel launch while capturing a step");
+    }
+    pthread_mutex_unlock(&c->mutex);
+    return err;
+  }
   unsigned captured_before = c->graphs.capturing ? c->graphs.captured : 0;
   cudaError_t err =
       tsri_cuda_graph_launch(&c->graphs, c->stream, kernel, grid, block, args, shared_bytes);
@@ -478,6 +527,55 @@ void tsri_cuda_settle_all(void) {
   tsri_cuda_release_drain_within(TSRI_CUDA_SETTLE_MS);
 }
 
+/* ---- a step's recording (core/stream.h): a stream capture kept as an executable graph ---- */
+
+static bool cuda_begin_recording(tsri_stream *s) {
+  cuda_stream *c = ctx_of(s);
+  pthread_mutex_lock(&c->mutex);
+  end_graph_locked(c); /* a batch of TSR_CUDA_GRAPHS runs first */
+  bool capturing = false;
+  if (!c->failed) {
+    int previous = enter_device(c->device);
+    /* Relaxed, as for batches: buffers are allocated between the captured launches. */
+    capturing = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeRelaxed) == cudaSuccess;
+    if (!capturing) (void)cudaGetLastError();
+    leave_device(previous, c->device);
+  }
+  c->step_capturing = capturing;
+  pthread_mutex_unlock(&c->mutex);
+  return capturing;
+}
+
+static void *cuda_end_recording(tsri_stream *s) {
+  cuda_stream *c = ctx_of(s);
+  pthread_mutex_lock(&c->mutex);
+  cudaGraphExec_t exec = c->step_capturing ? end_step_capture_locked(c, true) : NULL;
+  pthread_mutex_unlock(&c->mutex);
+  return exec;
+}
+
+static tsr_status cuda_replay(tsri_stream *s, void *recording) {
+  cuda_stream *c = ctx_of(s);
+  pthread_mutex_lock(&c->mutex);
+  end_graph_locked(c);
+  if (!c->failed) {
+    cudaError_t err = cudaGraphLaunch((cudaGraphExec_t)recording, c->stream);
+    if (err != cudaSuccess) fail_locked(c, err, "replaying a step's graph");
+  }
+  tsr_status status = c->failed ? failure_status(c) : TSR_OK;
+  pthread_mutex_unlock(&c->mutex);
+  return status;
+}
+
+static void cuda_free_recording(tsri_stream *s, void *recording) {
+  cuda_stream *c = ctx_of(s);
+  if (!c) return; /* after tsr_shutdown: the device's state went with the stream */
+  int previous = enter_device(c->device);
+  cudaGraphExecDestroy((cudaGraphExec_t)recording);
+  (void)cudaGetLastError();
+  leave_device(previous, c->device);
+}
+
 const tsri_stream_iface tsri_cuda_streams = {.create = cuda_create,
                                              .submit = cuda_submit,
                                              .query = cuda_query,
@@ -488,5 +586,9 @@ const tsri_stream_iface tsri_cuda_streams = {.create = cuda_create,
                                              .settle = cuda_settle,
                                              .native = cuda_native,
                                              .copy = cuda_copy,
+                                             .begin_recording = cuda_begin_recording,
+                                             .end_recording = cuda_end_recording,
+                                             .replay = cuda_replay,
+                                             .free_recording = cuda_free_recording,
                                              .stop = cuda_stop,
                                              .destroy = cuda_destroy};

@@ -54,7 +54,7 @@ static tsr_array *decoder_layer(glm_graph *g, tsr_model *m, glm_cache *cache, in
   return g_add(g, x, f);
 }
 
-static tsr_status check_tokens(const tsr_model *m, const int32_t *tokens, size_t n) {
+tsr_status glm_check_tokens(const tsr_model *m, const int32_t *tokens, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (tokens[i] < 0 || tokens[i] >= m->cfg.vocab_size)
       return tsr_error_set(TSR_ERR_INVALID,
@@ -75,9 +75,25 @@ static tsr_array *gather_vocabulary(glm_graph *g, const tsr_model *m, tsr_array 
   return g_reshape(g, g_transpose(g, all, token_first, 3), full, 2);
 }
 
+tsr_array *glm_head(glm_graph *g, tsr_model *m, tsr_array *x) {
+  return gather_vocabulary(g, m, layer_linear(g, &m->weights.lm_head, x));
+}
+
+tsr_array *glm_decoder_stack(glm_graph *g, tsr_model *m, glm_cache *cache, tsr_array *x,
+                             bool all_positions) {
+  int64_t t = tsr_array_dim(x, 0);
+  for (int64_t i = 0; i < m->cfg.num_layers; i++)
+    x = graph_collect(g, decoder_layer(g, m, cache, i, x)); /* a layer's intermediates go */
+  if (!all_positions) {
+    int64_t start[1] = {t - 1}, stop[1] = {t};
+    x = g_slice(g, x, start, stop, 1);
+  }
+  return g_rms_norm(g, x, m->weights.final_norm, m->cfg.rms_norm_eps);
+}
+
 /* The head over x (rows x hidden), gathered across the ranks' vocabulary shards, into logits. */
 static void read_logits(glm_graph *g, tsr_model *m, tsr_array *x, size_t rows, float *logits) {
-  tsr_array *out = gather_vocabulary(g, m, layer_linear(g, &m->weights.lm_head, x));
+  tsr_array *out = glm_head(g, m, x);
   if (!graph_ok(g)) return;
   tsr_status st = tsr_array_read(out, logits, rows * (size_t)m->cfg.vocab_size * sizeof(float));
   if (st != TSR_OK) graph_fail(g, st);
@@ -85,7 +101,7 @@ static void read_logits(glm_graph *g, tsr_model *m, tsr_array *x, size_t rows, f
 
 tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, size_t n,
                        bool all_positions, float *logits) {
-  tsr_status st = check_tokens(m, tokens, n);
+  tsr_status st = glm_check_tokens(m, tokens, n);
   if (st != TSR_OK) return st;
   if (n == 0 || (int64_t)n > cache->capacity - cache->length)
     return tsr_error_set(TSR_ERR_INVALID,
@@ -98,13 +114,7 @@ tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, si
   int64_t t = (int64_t)n;
   tsr_array *x =
       layer_embed(&g, &m->weights.embed, g_from_data(&g, tokens, TSR_INT32, &t, 1, m->device));
-  for (int64_t i = 0; i < m->cfg.num_layers; i++)
-    x = graph_collect(&g, decoder_layer(&g, m, cache, i, x)); /* a layer's intermediates go */
-  if (!all_positions) {
-    int64_t start[1] = {t - 1}, stop[1] = {t};
-    x = g_slice(&g, x, start, stop, 1);
-  }
-  x = g_rms_norm(&g, x, m->weights.final_norm, m->cfg.rms_norm_eps);
+  x = glm_decoder_stack(&g, m, cache, x, all_positions);
   if (logits)
     read_logits(&g, m, x, all_positions ? n : 1, logits);
   else /* a calibration's pass: the head's input is all it needs, not rows x vocab logits */

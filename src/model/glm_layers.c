@@ -64,11 +64,46 @@ static tsr_array *cache_append(glm_graph *g, tsr_array **slot, tsr_array *x, int
   return g_slice(g, updated, begin, filled, 4);
 }
 
+/* The same for a decode step's one token at the device position cache->position: the whole
+ * cache array is returned, attention reading its first cache->filled keys. */
+static tsr_array *cache_append_dynamic(glm_graph *g, tsr_array **slot, tsr_array *x,
+                                       tsr_array *position) {
+  if (!graph_ok(g)) return NULL;
+  tsr_array *updated = NULL;
+  tsr_status st = tsr_slice_update_dynamic(&updated, *slot, x, position, 2, g->stream);
+  if (st != TSR_OK) {
+    graph_fail(g, st);
+    return NULL;
+  }
+  tsr_array_release(*slot); /* as above: the update writes into the cache's buffer */
+  *slot = updated;
+  return updated;
+}
+
+/* q and k rotated, k and v appended to the cache, attention over the filled cache: at the host
+   position cache->length, or at the device one of a decode step (cache->position). */
+static tsr_array *attend(glm_graph *g, const glm_config *c, glm_cache *cache, int64_t index,
+                         tsr_array *q, tsr_array *k, tsr_array *v) {
+  bool interleaved = c->kind == GLM_DENSE; /* glm4 rotates (2i, 2i+1); glm4_moe half-split */
+  float scale = (float)(1.0 / sqrt((double)c->head_dim)); /* the full head_dim, not rope_dims */
+  if (cache->position) {
+    q = g_rope_dynamic(g, q, c->rope_dims, interleaved, c->rope_theta, cache->position);
+    k = g_rope_dynamic(g, k, c->rope_dims, interleaved, c->rope_theta, cache->position);
+    tsr_array *keys = cache_append_dynamic(g, &cache->keys[index], k, cache->position);
+    tsr_array *values = cache_append_dynamic(g, &cache->values[index], v, cache->position);
+    return g_sdpa_dynamic(g, q, keys, values, scale, cache->filled);
+  }
+  int64_t pos = cache->length;
+  q = g_rope(g, q, c->rope_dims, interleaved, c->rope_theta, pos);
+  k = g_rope(g, k, c->rope_dims, interleaved, c->rope_theta, pos);
+  tsr_array *keys = cache_append(g, &cache->keys[index], k, pos);
+  tsr_array *values = cache_append(g, &cache->values[index], v, pos);
+  return g_sdpa(g, q, keys, values, scale);
+}
+
 tsr_array *layer_attention(glm_graph *g, const tsr_model *m, const glm_layer *layer,
                            glm_cache *cache, int64_t index, tsr_array *x) {
   const glm_config *c = &m->cfg;
-  bool interleaved = c->kind == GLM_DENSE; /* glm4 rotates (2i, 2i+1); glm4_moe half-split */
-  int64_t pos = cache->length;
   float eps = c->rms_norm_eps;
   int64_t heads = m->shard.heads, kv_heads = m->shard.kv_heads; /* this rank's */
   tsr_array *q =
@@ -76,12 +111,7 @@ tsr_array *layer_attention(glm_graph *g, const tsr_model *m, const glm_layer *la
   tsr_array *k =
       split_heads(g, layer_linear(g, &layer->k, x), kv_heads, c->head_dim, layer->k_norm, eps);
   tsr_array *v = split_heads(g, layer_linear(g, &layer->v, x), kv_heads, c->head_dim, NULL, eps);
-  q = g_rope(g, q, c->rope_dims, interleaved, c->rope_theta, pos);
-  k = g_rope(g, k, c->rope_dims, interleaved, c->rope_theta, pos);
-  tsr_array *keys = cache_append(g, &cache->keys[index], k, pos);
-  tsr_array *values = cache_append(g, &cache->values[index], v, pos);
-  float scale = (float)(1.0 / sqrt((double)c->head_dim)); /* the full head_dim, not rope_dims */
-  tsr_array *o = g_sdpa(g, q, keys, values, scale);
+  tsr_array *o = attend(g, c, cache, index, q, k, v);
   static const int to_tokens[4] = {0, 2, 1, 3};
   int64_t flat[2] = {tsr_array_dim(x, 0), heads * c->head_dim};
   o = g_reshape(g, g_transpose(g, o, to_tokens, 4), flat, 2);

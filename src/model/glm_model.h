@@ -35,6 +35,10 @@ struct tsr_model {
 typedef struct {
   tsr_array **keys, **values;
   int64_t layers, capacity, length;
+  /* While a decode step is built (glm_step.c): the position of its one token as an int32 [1]
+     array on the model's device, read by the ops when they run, so the step's graph is the same
+     at every position; and length + 1 likewise (the keys attention reads). NULL otherwise. */
+  tsr_array *position, *filled;
 } glm_cache;
 
 tsr_status glm_cache_new(glm_cache *cache, const tsr_model *m, int64_t capacity);
@@ -46,5 +50,28 @@ void glm_cache_free(glm_cache *cache);
  * calibration's pass). On failure the cache is left as it was (length unchanged). */
 tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, size_t n,
                        bool all_positions, float *logits);
+/* TSR_ERR_INVALID naming the first token outside [0, vocab). */
+tsr_status glm_check_tokens(const tsr_model *m, const int32_t *tokens, size_t n);
+/* The parts of a forward, built lazily on g: the decoder layers over x [T, hidden] appending to
+ * the cache, then the final norm (of the last row only unless all_positions); and the head over
+ * that, gathered across the ranks' vocabulary shards: [rows, vocab]. */
+tsr_array *glm_decoder_stack(glm_graph *g, tsr_model *m, glm_cache *cache, tsr_array *x,
+                             bool all_positions);
+tsr_array *glm_head(glm_graph *g, tsr_model *m, tsr_array *x);
+
+/* A session's decode step recorded once and replayed (glm_step.c). */
+typedef struct glm_step glm_step;
+/* Whether decode steps of this model can be replayed: a dense model (MoE routing reads the
+ * router's scores on the host), one process (no group), no calibration observer; and
+ * TSR_DECODE_STEP is not 0. */
+bool glm_step_usable(const tsr_model *m);
+/* Builds the step over the cache's current arrays (which it replaces by its own: the cache's
+ * arrays are the step's from now on). On failure the cache is undefined. */
+tsr_status glm_step_new(glm_step **out, tsr_model *m, glm_cache *cache);
+/* One token through the step at position cache->length: its logits ([vocab]) into `logits`,
+ * the cache one longer. */
+tsr_status glm_step_decode(glm_step *s, tsr_model *m, glm_cache *cache, int32_t token,
+                           float *logits);
+void glm_step_free(glm_step *s);
 
 #endif

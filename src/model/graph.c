@@ -143,6 +143,22 @@ tsr_array *g_sdpa(glm_graph *g, tsr_array *q, tsr_array *k, tsr_array *v, float 
   return graph_keep(g, made_st, out);
 }
 
+tsr_array *g_rope_dynamic(glm_graph *g, tsr_array *x, int dims, bool traditional, float base,
+                          tsr_array *offset) {
+  GRAPH_GUARD(g);
+  tsr_array *out = NULL;
+  tsr_status made_st = tsr_rope_dynamic(&out, x, dims, traditional, base, offset, g->stream);
+  return graph_keep(g, made_st, out);
+}
+
+tsr_array *g_sdpa_dynamic(glm_graph *g, tsr_array *q, tsr_array *k, tsr_array *v, float scale,
+                          tsr_array *length) {
+  GRAPH_GUARD(g);
+  tsr_array *out = NULL;
+  tsr_status made_st = tsr_sdpa_dynamic(&out, q, k, v, scale, length, g->stream);
+  return graph_keep(g, made_st, out);
+}
+
 tsr_array *g_take(glm_graph *g, tsr_array *a, tsr_array *indices, int axis) {
   GRAPH_GUARD(g);
   tsr_array *out = NULL;

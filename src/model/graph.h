@@ -52,6 +52,11 @@ tsr_array *g_rms_norm(glm_graph *g, tsr_array *x, tsr_array *weight, float eps);
 tsr_array *g_rope(glm_graph *g, tsr_array *x, int dims, bool traditional, float base,
                   int64_t offset);
 tsr_array *g_sdpa(glm_graph *g, tsr_array *q, tsr_array *k, tsr_array *v, float scale);
+/* rope and causal sdpa with the offset / key count read from a one-element device array. */
+tsr_array *g_rope_dynamic(glm_graph *g, tsr_array *x, int dims, bool traditional, float base,
+                          tsr_array *offset);
+tsr_array *g_sdpa_dynamic(glm_graph *g, tsr_array *q, tsr_array *k, tsr_array *v, float scale,
+                          tsr_array *length);
 tsr_array *g_take(glm_graph *g, tsr_array *a, tsr_array *indices, int axis);
 tsr_array *g_sum(glm_graph *g, tsr_array *a, int axis);
 /* a[start:stop] on the first naxes axes (step 1). */

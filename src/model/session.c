@@ -13,7 +13,8 @@
 struct tsr_session {
   tsr_model *model;
   glm_cache cache;
-  float *logits; /* the last position's, [vocab] */
+  glm_step *step; /* the decode step, replayed while tokens come one at a time; NULL: none */
+  float *logits;  /* the last position's, [vocab] */
   bool has_logits;
   bool has_pending;
   int32_t pending;
@@ -49,6 +50,7 @@ tsr_status tsr_session_new(tsr_session **out, tsr_model *m, size_t max_tokens) {
 
 void tsr_session_free(tsr_session *s) {
   if (!s) return;
+  glm_step_free(s->step);
   glm_cache_free(&s->cache);
   free(s->logits);
   free(s);
@@ -66,8 +68,23 @@ static tsr_status check_usable(const tsr_session *s, const char *what) {
   return TSR_OK;
 }
 
+/* One token through the replayed step when the model allows it (the step is built at the first
+   such token); anything else through a forward built anew, after the step is dropped (its hold
+   on the cache's arrays would keep the forward from updating them in place). */
+static tsr_status forward(tsr_session *s, const int32_t *tokens, size_t n) {
+  tsr_status st = glm_check_tokens(s->model, tokens, n); /* refused before anything changes */
+  if (st != TSR_OK) return st;
+  if (n == 1 && glm_step_usable(s->model)) {
+    st = s->step ? TSR_OK : glm_step_new(&s->step, s->model, &s->cache);
+    return st == TSR_OK ? glm_step_decode(s->step, s->model, &s->cache, tokens[0], s->logits) : st;
+  }
+  glm_step_free(s->step);
+  s->step = NULL;
+  return glm_forward(s->model, &s->cache, tokens, n, false, s->logits);
+}
+
 static tsr_status run(tsr_session *s, const int32_t *tokens, size_t n) {
-  tsr_status st = glm_forward(s->model, &s->cache, tokens, n, false, s->logits);
+  tsr_status st = forward(s, tokens, n);
   if (st == TSR_OK) {
     s->has_logits = true;
   } else if (st != TSR_ERR_INVALID) { /* invalid input is refused before anything runs */
