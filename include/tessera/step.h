@@ -30,7 +30,10 @@
  * The exception to "an evaluated array is immutable": the step's arrays (its inputs, outputs and
  * everything between) change at each run. Read them between runs; a graph built on them and
  * evaluated later sees the values of the latest run. The arrays stay valid after
- * tsr_step_free (holding the last run's values). Not thread-safe: one thread runs a step.
+ * tsr_step_free (holding the last run's values). Not thread-safe: one thread runs a step, and
+ * a graph on another stream that reads the step's arrays is ordered after the first run only
+ * (runs are synchronous: build it after the run whose values it needs). The step holds every
+ * intermediate array of its graph for its life (a decode step's are a few MB).
  */
 #ifndef TESSERA_STEP_H
 #define TESSERA_STEP_H
@@ -60,8 +63,10 @@ TSR_API tsr_status tsr_step_new(tsr_step **out, tsr_array *const *inputs, size_t
  * evaluates and records it, later runs replay the recording. Returns once the run has finished.
  * TSR_ERR_INVALID for a value of another dtype or shape (both named) or a wrong count, nothing
  * run; the first run's evaluation error (TSR_ERR_CAP, TSR_ERR_NOMEM, ...) is returned as
- * tsr_eval would, and the step is then done for (later runs: TSR_ERR_STATE naming it); a
- * replay's error (TSR_ERR_DEVICE) is returned and the next run tries again. */
+ * tsr_eval would, and the step is then done for (later runs: TSR_ERR_STATE naming it), as when
+ * part of its graph was evaluated since tsr_step_new (TSR_ERR_STATE); a replay's error is
+ * returned and the next run tries again (a kernel's refusal of a bad index passes; a GPU fault
+ * fails the stream, and every later run with it). */
 TSR_API tsr_status tsr_step_run(tsr_step *step, tsr_array *const *values, size_t n);
 /* Whether the step's runs after the first replay one CUDA graph (false before the first run, on
  * the CPU, and when the recording had to fall back to replaying op by op). NULL: false. */

@@ -110,12 +110,28 @@ static bool crosses_devices(const tsr_array *node) {
          (in->device.type != node->device.type || in->device.index != node->device.index);
 }
 
+/* A view that had to copy its input (a reshape of a strided layout, core/views.c) ran the COPY
+   kernel into a buffer of its own: a step's replay must run that copy again. */
+static void record_view_copy(tsri_step_recording *recording, tsr_array *node) {
+  if (node->ninputs < 1 || node->buffer == node->inputs[0]->buffer) return;
+  const tsr_array *in = node->inputs[0];
+  tsri_op op = {
+      .primitive = TSRI_PRIM_COPY, .ninputs = 1, .device = node->device, .stream = node->stream};
+  tsri_view_of(in, &op.in[0]);
+  tsri_view_of(node, &op.out);
+  tsri_step_record_op(recording, node, &op);
+}
+
 tsr_status tsri_node_dispatch(tsr_array *node) {
   tsri_value_range_revalidate(node); /* before the inputs' views carry ranges to the kernel */
   tsri_step_recording *recording = node->recording; /* a step's first run (core/step.h) */
   node->recording = NULL;
   if (node->primitive == TSRI_PRIM_STEP) return tsri_step_dispatch(node);
-  if (tsri_primitive_is_view(node->primitive)) return tsri_view_run(node);
+  if (tsri_primitive_is_view(node->primitive)) {
+    tsr_status status = tsri_view_run(node);
+    if (status == TSR_OK && recording) record_view_copy(recording, node);
+    return status;
+  }
   tsri_op op = {.primitive = node->primitive,
                 .params = node->params,
                 .params_size = node->params_size,

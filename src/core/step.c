@@ -34,6 +34,7 @@ struct tsr_step {
   tsr_array **outputs;
   size_t noutputs;
   tsri_stream *stream; /* the graph's one stream, retained */
+  size_t lazy_nodes;   /* what tsr_step_new saw: the first run must record the same graph */
   tsri_step_recording recording;
   void *graph; /* the stream backend's recording, or NULL: replayed op by op */
   bool recorded;
@@ -159,6 +160,11 @@ static tsr_status check_graph(const tsr_step *step, const tsri_ptrvec *order) {
 /* The first run's hooks (core/eval.h), under the evaluation lock. */
 static tsr_status mark_recorded(void *ctx, const tsri_ptrvec *order) {
   tsr_step *step = ctx;
+  if (order->len != step->lazy_nodes)
+    return tsri_error(TSR_ERR_STATE,
+                      "step_run: %zu of the step's %zu nodes are still to run: part of its graph "
+                      "was evaluated since tsr_step_new, and a replay would leave it stale",
+                      order->len, step->lazy_nodes);
   tsr_status status = check_graph(step, order);
   if (status != TSR_OK) return status;
   for (size_t i = 0; i < order->len; i++)
@@ -261,6 +267,7 @@ tsr_status tsr_step_new(tsr_step **out, tsr_array *const *inputs, size_t ninputs
   tsri_ptrvec order = {0};
   status = tsri_lazy_nodes(outputs, noutputs, &order);
   if (status == TSR_OK) status = check_graph(step, &order);
+  step->lazy_nodes = order.len;
   tsri_ptrvec_free(&order);
   if (status != TSR_OK) {
     tsr_step_free(step);
@@ -316,6 +323,8 @@ static tsr_status record(tsr_step *step, tsr_array *const *values, size_t n) {
   if (status != TSR_OK) {
     step->failed = status;
     snprintf(step->failure, sizeof step->failure, "%s", tsr_last_error());
+    if (step->graph) step->stream->iface->free_recording(step->stream, step->graph);
+    step->graph = NULL;
     return status;
   }
   step->recorded = true;

@@ -92,6 +92,14 @@ static void leave_device(int previous, int device) {
    executable is returned when `keep`; otherwise (the stream is needed outside the capture
    before the step's submission ended) it is freed and the step replays op by op. NULL on
    failure, which fails the stream: the captured kernels are lost. */
+/* A step's recording: its executable graph, and the releases its capture queued (scratch buffers
+   of packed operands, inputs of its nodes), which the graph reuses at every replay: they run
+   when the recording is freed. */
+typedef struct {
+  cudaGraphExec_t exec;
+  tsri_cuda_release_batch *held;
+} step_recording;
+
 static cudaGraphExec_t end_step_capture_locked(cuda_stream *c, bool keep) {
   c->step_capturing = false;
   int previous = enter_device(c->device);
@@ -396,11 +404,9 @@ static void unlink_live(cuda_stream *c) {
    tsr_stream_native): the kernels captured so far are queued first. */
 static void *cuda_native(tsri_stream *s) {
   cuda_stream *c = ctx_of(s);
-  pthread_mutex_lock(&c->mutex);
-  /* A step's capture goes on: what the step's kernels enqueue on the raw stream (cuBLAS, a
-     memset) is captured with them. */
-  if (!c->step_capturing) end_graph_locked(c);
-  pthread_mutex_unlock(&c->mutex);
+  /* A step's capture ends here too (the step replays op by op): cuBLASLt's workspace is ordered
+     across streams by an event recorded outside any capture, which a capture cannot wait for. */
+  end_graph(c);
   return c->stream;
 }
 
@@ -533,6 +539,8 @@ static bool cuda_begin_recording(tsri_stream *s) {
   cuda_stream *c = ctx_of(s);
   pthread_mutex_lock(&c->mutex);
   end_graph_locked(c); /* a batch of TSR_CUDA_GRAPHS runs first */
+  /* Earlier releases go now: what is pending from here on is the capture's (end_recording). */
+  leftover_batch left = hand_over_locked(c);
   bool capturing = false;
   if (!c->failed) {
     int previous = enter_device(c->device);
@@ -543,15 +551,28 @@ static bool cuda_begin_recording(tsri_stream *s) {
   }
   c->step_capturing = capturing;
   pthread_mutex_unlock(&c->mutex);
+  run_leftover(left);
   return capturing;
 }
 
 static void *cuda_end_recording(tsri_stream *s) {
   cuda_stream *c = ctx_of(s);
+  step_recording *r = calloc(1, sizeof *r);
   pthread_mutex_lock(&c->mutex);
   cudaGraphExec_t exec = c->step_capturing ? end_step_capture_locked(c, true) : NULL;
+  if (exec && r) {
+    r->exec = exec;
+    r->held = c->pending; /* the graph writes those buffers again at each replay */
+    c->pending = NULL;
+  } else if (exec) { /* out of host memory: no replay as a graph */
+    cudaGraphExecDestroy(exec);
+  }
   pthread_mutex_unlock(&c->mutex);
-  return exec;
+  if (!exec) {
+    free(r);
+    return NULL;
+  }
+  return r;
 }
 
 static tsr_status cuda_replay(tsri_stream *s, void *recording) {
@@ -559,7 +580,7 @@ static tsr_status cuda_replay(tsri_stream *s, void *recording) {
   pthread_mutex_lock(&c->mutex);
   end_graph_locked(c);
   if (!c->failed) {
-    cudaError_t err = cudaGraphLaunch((cudaGraphExec_t)recording, c->stream);
+    cudaError_t err = cudaGraphLaunch(((step_recording *)recording)->exec, c->stream);
     if (err != cudaSuccess) fail_locked(c, err, "replaying a step's graph");
   }
   tsr_status status = c->failed ? failure_status(c) : TSR_OK;
@@ -567,13 +588,17 @@ static tsr_status cuda_replay(tsri_stream *s, void *recording) {
   return status;
 }
 
+/* Replays run synchronously (tessera/step.h), so nothing of the graph is in flight: its held
+   releases run once the stream's earlier work is done. */
 static void cuda_free_recording(tsri_stream *s, void *recording) {
   cuda_stream *c = ctx_of(s);
-  if (!c) return; /* after tsr_shutdown: the device's state went with the stream */
+  step_recording *r = recording;
   int previous = enter_device(c->device);
-  cudaGraphExecDestroy((cudaGraphExec_t)recording);
+  cudaGraphExecDestroy(r->exec);
   (void)cudaGetLastError();
   leave_device(previous, c->device);
+  if (r->held) tsri_cuda_release_submit(r->held, NULL);
+  free(r);
 }
 
 const tsri_stream_iface tsri_cuda_streams = {.create = cuda_create,

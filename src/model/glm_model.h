@@ -35,9 +35,9 @@ struct tsr_model {
 typedef struct {
   tsr_array **keys, **values;
   int64_t layers, capacity, length;
-  /* While a decode step is built (glm_step.c): the position of its one token as an int32 [1]
-     array on the model's device, read by the ops when they run, so the step's graph is the same
-     at every position; and length + 1 likewise (the keys attention reads). NULL otherwise. */
+  /* While a decode step is built (glm_step.c): the position of its one token as a one-element
+     int64 array on the model's device, read by the ops when they run, so the step's graph is the
+     same at every position; and length + 1 likewise (the keys attention reads). NULL otherwise. */
   tsr_array *position, *filled;
 } glm_cache;
 
@@ -65,13 +65,17 @@ typedef struct glm_step glm_step;
  * router's scores on the host), one process (no group), no calibration observer; and
  * TSR_DECODE_STEP is not 0. */
 bool glm_step_usable(const tsr_model *m);
-/* Builds the step over the cache's current arrays (which it replaces by its own: the cache's
- * arrays are the step's from now on). On failure the cache is undefined. */
+/* Builds the step over the cache's current arrays, which it then replaces by its own (the
+ * cache's arrays are the step's from now on). On failure (e.g. TSR_ERR_UNSUPPORTED: the device
+ * cannot attend over the whole capacity at once) the cache is as it was. */
 tsr_status glm_step_new(glm_step **out, tsr_model *m, glm_cache *cache);
-/* One token through the step at position cache->length: its logits ([vocab]) into `logits`,
- * the cache one longer. */
+/* One token (in the vocabulary) through the step at position cache->length: its logits
+ * ([vocab]) into `logits`, the cache one longer. */
 tsr_status glm_step_decode(glm_step *s, tsr_model *m, glm_cache *cache, int32_t token,
                            float *logits);
+/* After a step's first decode: whether its replays are right, i.e. the first run updated the
+ * cache's buffers in place (else each replay would start from the cache as it was). */
+bool glm_step_replayable(const glm_step *s);
 void glm_step_free(glm_step *s);
 
 #endif

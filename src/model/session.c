@@ -14,6 +14,7 @@ struct tsr_session {
   tsr_model *model;
   glm_cache cache;
   glm_step *step; /* the decode step, replayed while tokens come one at a time; NULL: none */
+  bool no_step;   /* a step could not be made or replayed for this session: forwards only */
   float *logits;  /* the last position's, [vocab] */
   bool has_logits;
   bool has_pending;
@@ -74,9 +75,19 @@ static tsr_status check_usable(const tsr_session *s, const char *what) {
 static tsr_status forward(tsr_session *s, const int32_t *tokens, size_t n) {
   tsr_status st = glm_check_tokens(s->model, tokens, n); /* refused before anything changes */
   if (st != TSR_OK) return st;
-  if (n == 1 && glm_step_usable(s->model)) {
-    st = s->step ? TSR_OK : glm_step_new(&s->step, s->model, &s->cache);
-    return st == TSR_OK ? glm_step_decode(s->step, s->model, &s->cache, tokens[0], s->logits) : st;
+  bool stepped = n == 1 && !s->no_step && glm_step_usable(s->model);
+  /* A step that cannot be made (the device cannot attend over the whole capacity at once)
+     leaves the cache as it was: this session decodes with forwards. */
+  if (stepped && !s->step && glm_step_new(&s->step, s->model, &s->cache) != TSR_OK)
+    stepped = false, s->no_step = true;
+  if (stepped) {
+    st = glm_step_decode(s->step, s->model, &s->cache, tokens[0], s->logits);
+    if (st == TSR_OK && !glm_step_replayable(s->step)) { /* the first run was right, not replays */
+      glm_step_free(s->step);
+      s->step = NULL;
+      s->no_step = true;
+    }
+    return st;
   }
   glm_step_free(s->step);
   s->step = NULL;
