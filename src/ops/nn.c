@@ -174,21 +174,29 @@ static tsr_status check_sdpa_shapes(const tsr_array *q, const tsr_array *k, cons
 /* q, k, v of float dtypes (they may differ); k and v of one shape; scale finite. Causal with
  * Tk < Tq is rejected (query rows before Tq - Tk would see no key); without the mask, Tk = 0
  * gives zeros (an empty weighted sum). Tq, Tk and D fit a 32-bit BLAS int. */
-tsr_status tsr_sdpa(tsr_array **out, tsr_array *q, tsr_array *k, tsr_array *v, float scale,
-                    bool causal, tsr_stream *s) {
+/* The checks tsr_sdpa and tsr_sdpa_dynamic share, their messages prefixed with `what`. */
+static tsr_status check_sdpa_args(const char *what, tsr_array **out, const tsr_array *q,
+                                  const tsr_array *k, const tsr_array *v, float scale,
+                                  bool causal) {
   if (!out || !q || !k || !v)
-    return tsri_error(TSR_ERR_INVALID, "sdpa: %s is NULL",
+    return tsri_error(TSR_ERR_INVALID, "%s: %s is NULL", what,
                       !out ? "out"
                       : !q ? "q"
                       : !k ? "k"
                            : "v");
-  tsr_status status = need_float("sdpa", "q", q);
-  if (status == TSR_OK) status = need_float("sdpa", "k", k);
-  if (status == TSR_OK) status = need_float("sdpa", "v", v);
+  tsr_status status = need_float(what, "q", q);
+  if (status == TSR_OK) status = need_float(what, "k", k);
+  if (status == TSR_OK) status = need_float(what, "v", v);
   if (status == TSR_OK) status = check_sdpa_shapes(q, k, v, causal);
+  if (status == TSR_OK && !isfinite(scale))
+    return tsri_error(TSR_ERR_INVALID, "%s: scale %g must be finite", what, (double)scale);
+  return status;
+}
+
+tsr_status tsr_sdpa(tsr_array **out, tsr_array *q, tsr_array *k, tsr_array *v, float scale,
+                    bool causal, tsr_stream *s) {
+  tsr_status status = check_sdpa_args("sdpa", out, q, k, v, scale, causal);
   if (status != TSR_OK) return status;
-  if (!isfinite(scale))
-    return tsri_error(TSR_ERR_INVALID, "sdpa: scale %g must be finite", (double)scale);
   const tsri_sdpa_params p = {.scale = scale, .causal = causal};
   tsr_array *inputs[3] = {q, k, v};
   return tsri_node_new(out, TSRI_PRIM_SDPA, &p, sizeof p, q->dtype, q->shape, 4, inputs, 3, s);
@@ -197,20 +205,9 @@ tsr_status tsr_sdpa(tsr_array **out, tsr_array *q, tsr_array *k, tsr_array *v, f
 /* tsr_sdpa's checks with causal; the length is data, clamped by the kernel. */
 tsr_status tsr_sdpa_dynamic(tsr_array **out, tsr_array *q, tsr_array *k, tsr_array *v, float scale,
                             tsr_array *length, tsr_stream *s) {
-  if (!out || !q || !k || !v)
-    return tsri_error(TSR_ERR_INVALID, "sdpa_dynamic: %s is NULL",
-                      !out ? "out"
-                      : !q ? "q"
-                      : !k ? "k"
-                           : "v");
-  tsr_status status = tsri_position_scalar_check("sdpa_dynamic", "length", length);
-  if (status == TSR_OK) status = need_float("sdpa", "q", q);
-  if (status == TSR_OK) status = need_float("sdpa", "k", k);
-  if (status == TSR_OK) status = need_float("sdpa", "v", v);
-  if (status == TSR_OK) status = check_sdpa_shapes(q, k, v, true);
+  tsr_status status = check_sdpa_args("sdpa_dynamic", out, q, k, v, scale, true);
+  if (status == TSR_OK) status = tsri_position_scalar_check("sdpa_dynamic", "length", length);
   if (status != TSR_OK) return status;
-  if (!isfinite(scale))
-    return tsri_error(TSR_ERR_INVALID, "sdpa: scale %g must be finite", (double)scale);
   const tsri_sdpa_params p = {.scale = scale, .causal = true, .dynamic_length = true};
   tsr_array *inputs[4] = {q, k, v, length};
   return tsri_node_new(out, TSRI_PRIM_SDPA, &p, sizeof p, q->dtype, q->shape, 4, inputs, 4, s);

@@ -343,6 +343,8 @@ static void test_bad_inputs(void) {
   CHECK_MESSAGE("length [1] has dtype float32");
   CHECK_STATUS(tsr_sdpa_dynamic(&out, q, k_ok, k_ok, 0.5f, NULL, NULL), TSR_ERR_INVALID);
   CHECK_MESSAGE("length is NULL");
+  CHECK_STATUS(tsr_sdpa_dynamic(&out, q, k_ok, k_ok, NAN, good, NULL), TSR_ERR_INVALID);
+  CHECK_MESSAGE("sdpa_dynamic: scale nan must be finite");
   CHECK_STATUS(tsr_sdpa_dynamic(&out, q, k_ok, k_ok, INFINITY, good, NULL), TSR_ERR_INVALID);
   CHECK_MESSAGE("scale inf");
   CHECK_STATUS(tsr_sdpa_dynamic(&out, q, k_ok, NULL, 0.5f, good, NULL), TSR_ERR_INVALID);
