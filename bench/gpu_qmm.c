@@ -14,8 +14,9 @@
  * function (a gate), enqueues every repetition behind it, records CUDA events around them and
  * only then opens the gate, so the GPU runs them back to back whatever the host costs; a gate
  * that has to open itself (the host took > 2 s to enqueue) marks the figure as host-bound.
- * TSR_BENCH_FORMATS ("affine4,mxfp4,...") and TSR_BENCH_M ("1,16") narrow a run. Without a usable
- * GPU it says so and exits 0. */
+ * TSR_BENCH_FORMATS ("affine4,mxfp4,...") and TSR_BENCH_M ("1,16") narrow a run;
+ * TSR_BENCH_X=float32 gives the dense tables float32 x (and output), as the model layer's
+ * activations are. Without a usable GPU it says so and exits 0. */
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 #include <sched.h>
@@ -369,8 +370,16 @@ static void print_row(const roofs *r, int64_t m, int64_t n, int64_t k, double us
   printf("%s\n", host_bound ? "  (host-bound: gate opened itself)" : "");
 }
 
+/* The dense tables' x dtype: bfloat16 unless TSR_BENCH_X=float32. */
+static tsr_dtype x_dtype(void) {
+  const char *x = getenv("TSR_BENCH_X");
+  return x && strcmp(x, "float32") == 0 ? TSR_FLOAT32 : TSR_BFLOAT16;
+}
+
 static int dense_table(roofs *r, tsr_stream *s, const format *f) {
-  printf("\n%s (group %d), transpose, bfloat16 x and scales:\n", f->name, f->group_size);
+  tsr_dtype xt = x_dtype();
+  printf("\n%s (group %d), transpose, %s x, bfloat16 scales:\n", f->name, f->group_size,
+         tsr_dtype_name(xt));
   for (size_t i = 0; i < sizeof SHAPES / sizeof SHAPES[0]; i++) {
     int64_t n = SHAPES[i][0], k = SHAPES[i][1];
     qmm_ctx c = {.s = s, .f = f};
@@ -382,7 +391,7 @@ static int dense_table(roofs *r, tsr_stream *s, const format *f) {
       int64_t m = MS[j];
       if (!m_selected(m)) continue;
       int64_t xs[2] = {m, k};
-      st = tsr_random_normal(&c.x, xs, 2, 0.0, 1.0, TSR_BFLOAT16, 7, s);
+      st = tsr_random_normal(&c.x, xs, 2, 0.0, 1.0, xt, 7, s);
       if (st == TSR_OK) st = tsr_eval(&c.x, 1);
       if (st != TSR_OK) return fail("x", st);
       bool host_bound = false;

@@ -1,42 +1,94 @@
-/* cuda/attention.c — the GPU's sdpa (cuda/kernels/sdpa.cuh): one block per query row, scores in
- * shared memory, so a row's keys must fit there (TSR_ERR_UNSUPPORTED at construction beyond). A
- * dynamic length is read by the kernel; shared memory is sized for all Tk keys. */
+/* cuda/attention.c — the GPU's sdpa. Few query rows (decode: one query per head) split each
+ * row's keys into slices of SDPA_SLICE_KEYS, a block each (cuda/kernels/sdpa_split.cuh into
+ * scratch, then sdpa_combine.cuh), so a long cache spreads over many blocks. The slices depend
+ * only on the key positions, never on Tk: keys past a dynamic length leave whole slices empty,
+ * which add nothing, so tsr_sdpa_dynamic over a cache gives the bits of tsr_sdpa over its filled
+ * prefix (the decode step replays what the forward computes). More rows take one block per row
+ * (sdpa.cuh) with the row's scores in shared memory, so its keys must fit there
+ * (TSR_ERR_UNSUPPORTED at construction beyond). */
 #include "cuda/kernels.h"
 
 #include <stdio.h>
 
 #include "base/status.h"
 #include "cuda/launch.h"
+#include "cuda/packed.h"
 #include "ops/nn.h"
 
 /* Shared memory an H200 block may opt into. */
 #define SDPA_SHARED_LIMIT (227 * 1024)
-#define SDPA_THREADS 128
+/* Threads per block of sdpa.cuh and of each slice: 8 warps (the keys are split over them). */
+#define SDPA_THREADS 256
+/* Rows up to which the keys are split into slices of SDPA_SLICE_KEYS. */
+#define SDPA_FEW_ROWS 256
+#define SDPA_SLICE_KEYS 256
+#define SDPA_COMBINE_THREADS 128
 
-/* Mirrors struct tsr_sdpa_args in sdpa.cuh. */
+/* Mirrors struct tsr_sdpa_args in sdpa_common.cuh. */
 typedef struct {
   int64_t q_strides[4], k_strides[4], v_strides[4];
   int64_t q_offset, k_offset, v_offset;
   int64_t batch, hq, hkv, tq, tk, d;
   float scale;
   int causal;
+  int64_t splits, split_keys;
 } sdpa_args;
 
 static int dtype_code(tsr_dtype dtype) {
   return dtype == TSR_FLOAT32 ? 0 : dtype == TSR_FLOAT16 ? 1 : 2;
 }
 
-static size_t shared_bytes(int64_t tk, int64_t d) {
-  return (size_t)(32 + d + tk) * sizeof(float);
+/* Rows are B * Hq * Tq. */
+static int64_t sdpa_rows(const tsri_view *q) {
+  return q->shape[0] * q->shape[1] * q->shape[2];
+}
+
+static bool sliced(const tsri_view *q) {
+  return sdpa_rows(q) <= SDPA_FEW_ROWS;
+}
+
+/* [32 scratch][D query][`keys` scores][warps x D partial sums] */
+static size_t shared_bytes(int64_t keys, int64_t d) {
+  return (size_t)(32 + d + keys + SDPA_THREADS / 32 * d) * sizeof(float);
 }
 
 static bool sdpa_supported(const tsri_op *op) {
-  return shared_bytes(op->in[1].shape[2], op->in[0].shape[3]) <= SDPA_SHARED_LIMIT;
+  const tsri_view *q = &op->in[0];
+  int64_t keys = sliced(q) ? SDPA_SLICE_KEYS : op->in[1].shape[2];
+  return shared_bytes(keys, q->shape[3]) <= SDPA_SHARED_LIMIT;
 }
 
 static void copy4(int64_t *dst, const int64_t *src) {
   for (int i = 0; i < 4; i++)
     dst[i] = src[i];
+}
+
+/* The slices into scratch [rows, splits, 2 + D] floats, then their sum into the output (the
+   combine's shared memory: a weight per slice). */
+static tsr_status launch_split(const tsri_op *op, const char *options, sdpa_args *a,
+                               const void *length_at, int length_bytes) {
+  const tsri_view *q = &op->in[0], *k = &op->in[1], *v = &op->in[2], *out = &op->out;
+  const int64_t rows = sdpa_rows(q);
+  tsri_buffer *parts = NULL;
+  uint64_t bytes = (uint64_t)(rows * a->splits * (2 + a->d)) * sizeof(float);
+  tsr_status status = tsri_cuda_scratch_alloc(op, bytes, "sdpa", &parts);
+  if (status != TSR_OK) return status;
+  void *split_args[] = {a,
+                        (void *)&q->data,
+                        (void *)&k->data,
+                        (void *)&v->data,
+                        &parts->data,
+                        (void *)&length_at,
+                        &length_bytes};
+  status = tsri_cuda_launch(op, "sdpa_split", options, tsri_dim3((unsigned)(rows * a->splits)),
+                            tsri_dim3(SDPA_THREADS), shared_bytes(a->split_keys, a->d), split_args);
+  void *combine_args[] = {a, &parts->data, (void *)&out->data};
+  if (status == TSR_OK)
+    status = tsri_cuda_launch(op, "sdpa_combine", options, tsri_dim3((unsigned)rows),
+                              tsri_dim3(SDPA_COMBINE_THREADS), (size_t)a->splits * sizeof(float),
+                              combine_args);
+  tsri_cuda_scratch_done(op, parts);
+  return status;
 }
 
 static tsr_status cuda_sdpa(const tsri_op *op) {
@@ -61,16 +113,20 @@ static tsr_status cuda_sdpa(const tsri_op *op) {
   snprintf(
       options, sizeof options, "-DTSR_SDPA_Q=%d -DTSR_SDPA_K=%d -DTSR_SDPA_V=%d -DTSR_SDPA_OUT=%d",
       dtype_code(q->dtype), dtype_code(k->dtype), dtype_code(v->dtype), dtype_code(out->dtype));
-  /* A dynamic length stays on the device: the kernel reads it, the host never waits for it. */
+  /* A dynamic length stays on the device: the kernels read it, the host never waits for it. */
   const tsri_view *length = p->dynamic_length ? &op->in[3] : NULL;
   const void *length_at = length ? tsri_view_at(length, length->offset) : NULL;
   int length_bytes = length ? (int)tsr_dtype_size(length->dtype) : 0;
+  if (sliced(q) && a.tk > 0) { /* no keys (never causal): sdpa.cuh's empty sum, zeros */
+    a.split_keys = SDPA_SLICE_KEYS;
+    a.splits = (a.tk + SDPA_SLICE_KEYS - 1) / SDPA_SLICE_KEYS;
+    return launch_split(op, options, &a, length_at, length_bytes);
+  }
   void *args[] = {
       &a,         (void *)&q->data, (void *)&k->data, (void *)&v->data, (void *)&out->data,
       &length_at, &length_bytes};
-  unsigned rows = (unsigned)(a.batch * a.hq * a.tq);
-  return tsri_cuda_launch(op, "sdpa", options, tsri_dim3(rows), tsri_dim3(SDPA_THREADS),
-                          shared_bytes(a.tk, a.d), args);
+  return tsri_cuda_launch(op, "sdpa", options, tsri_dim3((unsigned)sdpa_rows(q)),
+                          tsri_dim3(SDPA_THREADS), shared_bytes(a.tk, a.d), args);
 }
 
 void tsri_cuda_register_attention(tsri_kernel_fn *table, tsri_cuda_supports_fn *supports) {

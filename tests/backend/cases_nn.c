@@ -222,6 +222,17 @@ const conf_case conf_cases_nn[] = {
             CONF_IN(BF16, U, -1, 1, 1, 1, 33, 128)},
      .p = {.x = 0.08838834764831845}, SDPA_TOL(128, 33, 0.08838834764831845, CONF_ULPBF16)},
 
+    /* few rows over more than one slice of 256 keys (the GPU splits the keys over blocks) */
+    {CONF_CASE("sdpa_decode_slices_causal_group4_f32", b_sdpa, 3, 1),
+     .in = {CONF_IN(F32, U, -1, 1, 1, 8, 1, 128), CONF_IN(F32, U, -1, 1, 1, 2, 700, 128),
+            CONF_IN(F32, U, -1, 1, 1, 2, 700, 128)},
+     .p = {.x = 0.08838834764831845, .flag = true}, SDPA_TOL(128, 700, 0.08838834764831845, 0)},
+    {CONF_CASE("sdpa_few_rows_slices_causal_f16", b_sdpa, 3, 1),
+     .in = {CONF_IN(F16, U, -1, 1, 1, 2, 3, 32), CONF_IN(F16, U, -1, 1, 1, 1, 300, 32),
+            CONF_IN(F16, U, -1, 1, 1, 1, 300, 32)},
+     .p = {.x = 0.17677669529663687, .flag = true},
+     SDPA_TOL(32, 300, 0.17677669529663687, CONF_ULP16)},
+
     /* ---- dynamic positions: the tolerances of rope and sdpa; the second output (bits equal to
        the static op's on the same backend) exact ---- */
     {CONF_CASE("rope_dynamic_f32_int32", b_rope_dynamic, 1, 2),
@@ -247,6 +258,13 @@ const conf_case conf_cases_nn[] = {
      .p =
          {.x = 0.08838834764831845, .y = 33, .z = 1, .k = 31, .dtype = TSR_INT64, CONF_SHAPE(1, 1)},
      SDPA_TOL(128, 33, 0.08838834764831845, CONF_ULPBF16)},
+    /* length 600 of 800 keys (the last 100 NaN): the GPU's slices past 600 are empty, the bits
+       those of sdpa over the first 600 */
+    {CONF_CASE("sdpa_dynamic_decode_slices_bf16", b_sdpa_dynamic, 3, 2),
+     .in = {CONF_IN(BF16, U, -1, 1, 1, 4, 1, 64), CONF_IN(BF16, U, -1, 1, 1, 1, 700, 64),
+            CONF_IN(BF16, U, -1, 1, 1, 1, 700, 64)},
+     .p = {.x = 0.125, .y = 600, .k = 100, .dtype = TSR_INT32, CONF_SHAPE(1)},
+     SDPA_TOL(64, 700, 0.125, CONF_ULPBF16)},
     /* length 2 < Tq 5 is clamped to 5; length 100 > Tk to Tk */
     {CONF_CASE("sdpa_dynamic_prefill_clamped_low_f16", b_sdpa_dynamic, 3, 2),
      .in = {CONF_IN(F16, U, -1, 1, 1, 2, 5, 32), CONF_IN(F16, U, -1, 1, 1, 1, 9, 32),

@@ -50,12 +50,32 @@ struct tsr_qmv_args {
   int unused;
 };
 
-/* Code i of a chunk held in words (i constant after unrolling). */
-static __device__ __forceinline__ uint32_t chunk_code(const uint32_t *words, int i) {
+/* Code i of a chunk held in words (i constant after unrolling); the affine 4- and 8-bit kernels
+   decode with code_as_float instead. */
+[[maybe_unused]] static __device__ __forceinline__ uint32_t chunk_code(const uint32_t *words,
+                                                                       int i) {
   const int bit = i * BITS, word = bit >> 5, shift = bit & 31;
   uint32_t v = words[word] >> shift;
   if (shift + BITS > 32) v |= words[word + 1] << (32 - shift);
   return v & ((1u << BITS) - 1u);
+}
+
+/* Code i of a chunk as an exact float without a conversion instruction (I2F issues at a quarter
+   of the FMA pipe's rate and capped this kernel): for 4- and 8-bit codes the code's bits are ORed
+   into the mantissa of 2^e, e chosen so that the code's lowest bit is worth 1 (2^e + code, one
+   lop3), then 2^e is subtracted (exact). A code must lie in the low 23 bits: those above bit 23
+   come from the word shifted down by 16 (one shift per word). */
+static __device__ __forceinline__ float code_as_float(const uint32_t *words, int i) {
+#if BITS == 4 || BITS == 8
+  const int bit = i * BITS, shift = bit & 31;
+  const bool high = shift + BITS > 23;
+  const int s = high ? shift - 16 : shift;
+  const uint32_t source = high ? words[bit >> 5] >> 16 : words[bit >> 5];
+  const uint32_t power = (uint32_t)(127 + 23 - s) << 23; /* 2^(23 - s) */
+  return __uint_as_float((source & (((1u << BITS) - 1u) << s)) | power) - __uint_as_float(power);
+#else
+  return (float)chunk_code(words, i);
+#endif
 }
 
 /* The chunk at p: BITS words, or the BITS / 2 of a 16-code tail (nvfp4, K = 16 mod 32; the rest
@@ -126,7 +146,7 @@ static __device__ __forceinline__ void chunk_affine(qmv_state &st, const float *
     float q[COLS];
 #pragma unroll
     for (int j = 0; j < COLS; j++)
-      q[j] = (float)chunk_code(words[j], i);
+      q[j] = code_as_float(words[j], i);
 #pragma unroll
     for (int m = 0; m < M; m++) {
       float xv = xs[m * X_ROW + c * (CHUNK + 1) + i];
