@@ -52,10 +52,15 @@ static size_t shared_bytes(int64_t keys, int64_t d) {
   return (size_t)(32 + d + keys + SDPA_THREADS / 32 * d) * sizeof(float);
 }
 
+/* The scores of a row (or of a slice) in shared memory, and with slices the combine's weight per
+   slice (which also keeps rows x slices far below the grid's limit). */
 static bool sdpa_supported(const tsri_op *op) {
   const tsri_view *q = &op->in[0];
-  int64_t keys = sliced(q) ? SDPA_SLICE_KEYS : op->in[1].shape[2];
-  return shared_bytes(keys, q->shape[3]) <= SDPA_SHARED_LIMIT;
+  int64_t tk = op->in[1].shape[2];
+  if (!sliced(q)) return shared_bytes(tk, q->shape[3]) <= SDPA_SHARED_LIMIT;
+  int64_t slices = (tk + SDPA_SLICE_KEYS - 1) / SDPA_SLICE_KEYS;
+  return shared_bytes(SDPA_SLICE_KEYS, q->shape[3]) <= SDPA_SHARED_LIMIT &&
+         (uint64_t)slices * sizeof(float) <= SDPA_SHARED_LIMIT;
 }
 
 static void copy4(int64_t *dst, const int64_t *src) {

@@ -171,9 +171,6 @@ static tsr_status check_sdpa_shapes(const tsr_array *q, const tsr_array *k, cons
   return TSR_OK;
 }
 
-/* q, k, v of float dtypes (they may differ); k and v of one shape; scale finite. Causal with
- * Tk < Tq is rejected (query rows before Tq - Tk would see no key); without the mask, Tk = 0
- * gives zeros (an empty weighted sum). Tq, Tk and D fit a 32-bit BLAS int. */
 /* The checks tsr_sdpa and tsr_sdpa_dynamic share, their messages prefixed with `what`. */
 static tsr_status check_sdpa_args(const char *what, tsr_array **out, const tsr_array *q,
                                   const tsr_array *k, const tsr_array *v, float scale,
@@ -193,6 +190,9 @@ static tsr_status check_sdpa_args(const char *what, tsr_array **out, const tsr_a
   return status;
 }
 
+/* q, k, v of float dtypes (they may differ); k and v of one shape; scale finite. Causal with
+ * Tk < Tq is rejected (query rows before Tq - Tk would see no key); without the mask, Tk = 0
+ * gives zeros (an empty weighted sum). Tq, Tk and D fit a 32-bit BLAS int. */
 tsr_status tsr_sdpa(tsr_array **out, tsr_array *q, tsr_array *k, tsr_array *v, float scale,
                     bool causal, tsr_stream *s) {
   tsr_status status = check_sdpa_args("sdpa", out, q, k, v, scale, causal);

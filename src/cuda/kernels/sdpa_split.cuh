@@ -1,10 +1,10 @@
 /* cuda/kernels/sdpa_split.cuh — the first half of decode attention over a long cache: a block
  * per (query row, slice of split_keys keys), so a step's few rows (one query per head) spread
  * over many blocks. Each block scores its slice (sdpa_common.cuh), takes the slice's largest
- * score m, e_j = expf(s_j - m) (0 for s_j = -inf, so a slice of masked scores adds nothing), l =
- * Σ e_j and acc = Σ e_j v_j, and writes {m, l, acc[D]} to parts[row][slice]; a slice past the
- * row's visible keys writes {-inf, 0, 0...}. sdpa_combine.cuh adds the slices. Specialized as
- * sdpa.cuh. */
+ * score m, e_j = expf(s_j - m) (0 for s_j = -inf, so a slice whose scores all overflowed to -inf
+ * adds nothing, as in one block), l = Σ e_j and acc = Σ e_j v_j, and writes {m, l, acc[D]} to
+ * parts[row][slice]; a slice past the row's visible keys writes {-inf, 0, 0...}. sdpa_combine.cuh
+ * adds the slices. Specialized as sdpa.cuh. */
 #include "cuda/kernels/common.cuh" /* first: NVRTC's libc stand-in */
 #include "cuda/kernels/sdpa_common.cuh"
 
