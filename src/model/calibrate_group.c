@@ -117,12 +117,24 @@ tsr_status cal_group_prepare(tsr_model_calibration *c) {
   return TSR_OK;
 }
 
-/* recv = the sum over the ranks of send (count int64 or float32 values of host memory). */
-static tsr_status sum_host(const tsr_model_calibration *c, const void *send, void *recv,
-                           size_t count, tsr_dtype dtype) {
-  tsr_stream *s = tsr_default_stream((tsr_device){TSR_CPU, 0});
-  tsr_status st = tsr_group_all_sum_raw(c->model->group, send, recv, count, dtype, s);
-  return st == TSR_OK ? tsr_stream_synchronize(s) : st;
+/* The combine's collectives run where the model's collectives do, on the model's device: an nccl
+   group sums on this rank's GPU (an mpi group takes any device). */
+static tsr_stream *group_stream(const tsr_model_calibration *c) {
+  return tsr_default_stream(c->model->device);
+}
+
+/* values[i] = the sum over the ranks of values[i] (count int64, host memory). Every rank has the
+   same count (the same split linears), so a count of 0 skips the collective on every rank. */
+static tsr_status sum_host(const tsr_model_calibration *c, int64_t *values, size_t count) {
+  if (count == 0) return TSR_OK;
+  int64_t shape[1] = {(int64_t)count};
+  tsr_array *mine = NULL, *sum = NULL;
+  tsr_status st = tsr_array_from_data_on(&mine, values, TSR_INT64, shape, 1, c->model->device);
+  if (st == TSR_OK) st = tsr_all_sum(&sum, mine, c->model->group, group_stream(c));
+  if (st == TSR_OK) st = tsr_array_read(sum, values, count * sizeof *values);
+  tsr_array_release(mine);
+  tsr_array_release(sum);
+  return st;
 }
 
 /* gathered[r * n + i] = rank r's mine[i] (n 64-bit words each, moved as int64: gathered, not
@@ -131,9 +143,8 @@ static tsr_status gather_words(const tsr_model_calibration *c, const void *mine,
                                void *gathered) {
   int64_t shape[1] = {(int64_t)n};
   tsr_array *words = NULL, *all = NULL;
-  tsr_device cpu = {TSR_CPU, 0};
-  tsr_status st = tsr_array_from_data_on(&words, mine, TSR_INT64, shape, 1, cpu);
-  if (st == TSR_OK) st = tsr_all_gather(&all, words, c->model->group, tsr_default_stream(cpu));
+  tsr_status st = tsr_array_from_data_on(&words, mine, TSR_INT64, shape, 1, c->model->device);
+  if (st == TSR_OK) st = tsr_all_gather(&all, words, c->model->group, group_stream(c));
   if (st == TSR_OK)
     st = tsr_array_read(all, gathered, (size_t)c->model->shard.ranks * n * sizeof(int64_t));
   tsr_array_release(words);
@@ -187,7 +198,7 @@ static tsr_status sum_histograms(tsr_model_calibration *c) {
     memcpy(buffer + k * width, h->counts, sizeof h->counts);
     buffer[k++ * width + CAL_BINS] = (int64_t)h->values;
   }
-  tsr_status st = sum_host(c, buffer, buffer, split * width, TSR_INT64);
+  tsr_status st = sum_host(c, buffer, split * width);
   for (size_t i = 0, k = 0; st == TSR_OK && i < c->n; i++) {
     cal_histogram *h = &c->linears[i].hist;
     if (!c->linears[i].local) continue;
