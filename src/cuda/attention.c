@@ -71,7 +71,7 @@ static void copy4(int64_t *dst, const int64_t *src) {
 /* The slices into scratch [rows, splits, 2 + D] floats, then their sum into the output (the
    combine's shared memory: a weight per slice). */
 static tsr_status launch_split(const tsri_op *op, const char *options, sdpa_args *a,
-                               const void *length_at, int length_bytes) {
+                               tsri_cuda_position length) {
   const tsri_view *q = &op->in[0], *k = &op->in[1], *v = &op->in[2], *out = &op->out;
   const int64_t rows = sdpa_rows(q);
   tsri_buffer *parts = NULL;
@@ -83,8 +83,8 @@ static tsr_status launch_split(const tsri_op *op, const char *options, sdpa_args
                         (void *)&k->data,
                         (void *)&v->data,
                         &parts->data,
-                        (void *)&length_at,
-                        &length_bytes};
+                        (void *)&length.at,
+                        &length.bytes};
   status = tsri_cuda_launch(op, "sdpa_split", options, tsri_dim3((unsigned)(rows * a->splits)),
                             tsri_dim3(SDPA_THREADS), shared_bytes(a->split_keys, a->d), split_args);
   void *combine_args[] = {a, &parts->data, (void *)&out->data};
@@ -119,17 +119,15 @@ static tsr_status cuda_sdpa(const tsri_op *op) {
       options, sizeof options, "-DTSR_SDPA_Q=%d -DTSR_SDPA_K=%d -DTSR_SDPA_V=%d -DTSR_SDPA_OUT=%d",
       dtype_code(q->dtype), dtype_code(k->dtype), dtype_code(v->dtype), dtype_code(out->dtype));
   /* A dynamic length stays on the device: the kernels read it, the host never waits for it. */
-  const tsri_view *length = p->dynamic_length ? &op->in[3] : NULL;
-  const void *length_at = length ? tsri_view_at(length, length->offset) : NULL;
-  int length_bytes = length ? (int)tsr_dtype_size(length->dtype) : 0;
+  tsri_cuda_position length = tsri_cuda_position_of(p->dynamic_length ? &op->in[3] : NULL);
   if (sliced(q) && a.tk > 0) { /* no keys (never causal): sdpa.cuh's empty sum, zeros */
     a.split_keys = SDPA_SLICE_KEYS;
     a.splits = (a.tk + SDPA_SLICE_KEYS - 1) / SDPA_SLICE_KEYS;
-    return launch_split(op, options, &a, length_at, length_bytes);
+    return launch_split(op, options, &a, length);
   }
   void *args[] = {
       &a,         (void *)&q->data, (void *)&k->data, (void *)&v->data, (void *)&out->data,
-      &length_at, &length_bytes};
+      &length.at, &length.bytes};
   return tsri_cuda_launch(op, "sdpa", options, tsri_dim3((unsigned)sdpa_rows(q)),
                           tsri_dim3(SDPA_THREADS), shared_bytes(a.tk, a.d), args);
 }

@@ -205,15 +205,14 @@ static tsr_status cuda_take_along_axis(const tsri_op *op) {
 /* tsr_slice_update_dynamic's write: the region at start 0 on the dynamic axis (the others whole),
    moved by the kernel once it has read the start on the device (indexing.cuh, kind 4). */
 static tsr_status launch_dynamic_update(const tsri_op *op, tsri_cuda_strided *layout) {
-  const tsri_view *update = &op->in[1], *start = &op->in[2], *out = &op->out;
+  const tsri_view *update = &op->in[1], *out = &op->out;
   int axis = TSRI_PARAMS(op, tsri_slice_update_params)->dynamic_axis;
   tsri_cuda_strided_simplify(layout);
   int update_dtype = (int)update->dtype, out_dtype = (int)out->dtype;
-  const void *start_at = tsri_view_at(start, start->offset);
-  int start_bytes = (int)tsr_dtype_size(start->dtype);
+  tsri_cuda_position start = tsri_cuda_position_of(&op->in[2]);
   int64_t last = out->shape[axis] - update->shape[axis], axis_stride = out->strides[axis];
   void *args[] = {layout,    (void *)&update->data, &update_dtype, (void *)&out->data, &out_dtype,
-                  &start_at, &start_bytes,          &last,         &axis_stride};
+                  &start.at, &start.bytes,          &last,         &axis_stride};
   return launch_layout(op, "indexing", "-DTSR_INDEXING_KIND=4", layout, args);
 }
 

@@ -46,3 +46,11 @@ unsigned tsri_cuda_blocks_for(int64_t n, unsigned block) {
   int64_t blocks = (n + block - 1) / block;
   return (unsigned)(blocks < 1 ? 1 : blocks > most ? most : blocks);
 }
+
+tsri_cuda_position tsri_cuda_position_of(const tsri_view *scalar) {
+  tsri_cuda_position p = {NULL, 0};
+  if (!scalar) return p;
+  p.at = tsri_view_at(scalar, scalar->offset);
+  p.bytes = (int)tsr_dtype_size(scalar->dtype);
+  return p;
+}

@@ -29,6 +29,14 @@ tsr_status tsri_cuda_launch(const tsri_op *op, const char *kernel, const char *o
  * the op's stream; TSR_ERR_DEVICE with the message set when the memset cannot be queued. Called
  * by the quantized ops (cuda/quant.c, cuda/qmm.c) before their launches. */
 tsr_status tsri_cuda_poison_output(const tsri_op *op);
+/* A dynamic op's position scalar (one int32 or int64 element, ops/indexing.h) as two kernel
+ * arguments, read on the device by cuda/kernels/position.cuh: its element's address and byte size;
+ * {NULL, 0} for a NULL view (the op is static). */
+typedef struct {
+  const void *at;
+  int bytes;
+} tsri_cuda_position;
+tsri_cuda_position tsri_cuda_position_of(const tsri_view *scalar);
 /* Blocks of `block` threads for a grid-stride loop over n items (at least 1, at most enough to
  * fill the GPU a few times over). */
 unsigned tsri_cuda_blocks_for(int64_t n, unsigned block);

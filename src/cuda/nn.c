@@ -109,10 +109,8 @@ static tsr_status cuda_rope(const tsri_op *op) {
   char options[32];
   snprintf(options, sizeof options, "-DTSR_ROPE_DTYPE=%d", (int)x->dtype);
   /* A dynamic offset stays on the device: the kernel reads it, the host never waits for it. */
-  const tsri_view *offset = p->dynamic_offset ? &op->in[1] : NULL;
-  const void *offset_at = offset ? tsri_view_at(offset, offset->offset) : NULL;
-  int offset_bytes = offset ? (int)tsr_dtype_size(offset->dtype) : 0;
-  void *args[] = {&a, (void *)&x->data, (void *)&y->data, &offset_at, &offset_bytes};
+  tsri_cuda_position offset = tsri_cuda_position_of(p->dynamic_offset ? &op->in[1] : NULL);
+  void *args[] = {&a, (void *)&x->data, (void *)&y->data, &offset.at, &offset.bytes};
   return tsri_cuda_launch(op, "rope", options, tsri_dim3(tsri_cuda_blocks_for(tiles, 1)),
                           tsri_dim3(256), 0, args);
 }

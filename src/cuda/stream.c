@@ -88,10 +88,6 @@ static void leave_device(int previous, int device) {
     (void)cudaGetLastError();
 }
 
-/* Ends a step's capture (mutex held): its kernels are launched once, as a graph, and the
-   executable is returned when `keep`; otherwise (the stream is needed outside the capture
-   before the step's submission ended) it is freed and the step replays op by op. NULL on
-   failure, which fails the stream: the captured kernels are lost. */
 /* A step's recording: its executable graph, and the releases its capture queued (scratch buffers
    of packed operands, inputs of its nodes), which the graph reuses at every replay: they run
    when the recording is freed. */
@@ -100,6 +96,10 @@ typedef struct {
   tsri_cuda_release_batch *held;
 } step_recording;
 
+/* Ends a step's capture (mutex held): its kernels are launched once, as a graph, and the
+   executable is returned when `keep`; otherwise (the stream is needed outside the capture
+   before the step's submission ended) it is freed and the step replays op by op. NULL on
+   failure, which fails the stream: the captured kernels are lost. */
 static cudaGraphExec_t end_step_capture_locked(cuda_stream *c, bool keep) {
   c->step_capturing = false;
   int previous = enter_device(c->device);

@@ -126,12 +126,9 @@ tsr_status tsri_position_scalar_check(const char *what, const char *name, const 
   if (scalar->dtype != TSR_INT32 && scalar->dtype != TSR_INT64)
     return tsri_error(TSR_ERR_INVALID, "%s: %s %s has dtype %s (int32 or int64 needed)", what, name,
                       shape, tsr_dtype_name(scalar->dtype));
-  int64_t size = 1;
-  for (int d = 0; d < scalar->ndim; d++)
-    size *= scalar->shape[d];
-  if (size != 1)
+  if (scalar->size != 1)
     return tsri_error(TSR_ERR_INVALID, "%s: %s %s has %lld elements (exactly one needed)", what,
-                      name, shape, (long long)size);
+                      name, shape, (long long)scalar->size);
   return TSR_OK;
 }
 

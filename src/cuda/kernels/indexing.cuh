@@ -23,6 +23,7 @@
    (scripts/update-kernel-manifest.sh) embeds both. */
 #include "base/half.h"
 #include "base/element.h"
+#include "cuda/kernels/position.cuh"
 #include "cuda/kernels/strided.cuh"
 
 #if TSR_INDEXING_KIND == 1 || TSR_INDEXING_KIND == 2
@@ -116,7 +117,7 @@ TSR_KERNEL_ENTRY(tsr_indexing)
  const void *start, int start_bytes, int64_t last, int64_t axis_stride) {
   const int64_t update_size = tsri_element_size(update_dtype),
                 out_size = tsri_element_size(out_dtype);
-  int64_t first = start_bytes == 8 ? *(const int64_t *)start : (int64_t) * (const int32_t *)start;
+  int64_t first = tsr_position_load(start, start_bytes);
   first = first < 0 ? 0 : first > last ? last : first;
   const int64_t shift = first * axis_stride;
   const int64_t stride = (int64_t)gridDim.x * blockDim.x;

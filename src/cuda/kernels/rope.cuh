@@ -12,6 +12,7 @@
  * int64 of offset_bytes), so a recorded graph replays with whatever offset the step wrote. */
 #include "cuda/kernels/common.cuh" /* first: NVRTC's libc stand-in */
 #include "cuda/kernels/dtype_io.cuh"
+#include "cuda/kernels/position.cuh"
 
 #ifndef TSR_ROPE_DTYPE
 #error "rope.cuh is specialized by TSR_ROPE_DTYPE (float16, bfloat16 or float32)"
@@ -50,18 +51,13 @@ static __device__ inline float tsr_rope_inv_freq(const tsr_rope_args &a, int i) 
   return __fdiv_rn(1.0f, (float)pow((double)a.base, (double)exponent));
 }
 
-/* The dynamic offset: an int32 (4 bytes) or int64 (8) element. */
-static __device__ inline int64_t tsr_rope_offset(const void *offset, int offset_bytes) {
-  return offset_bytes == 8 ? *(const int64_t *)offset : (int64_t) * (const int32_t *)offset;
-}
-
 TSR_KERNEL_ENTRY(tsr_rope)
 (tsr_rope_args a, const void *x, void *y, const void *offset, int offset_bytes) {
   __shared__ int64_t row_at[TSR_ROPE_ROWS]; /* x's offset of each of the tile's rows at t */
   const int half = a.dims / 2;
   /* positions wrap in int64 (a dynamic offset may be anything), as on the CPU */
   const uint64_t first_position =
-      (uint64_t)(offset ? tsr_rope_offset(offset, offset_bytes) : a.position);
+      (uint64_t)(offset ? tsr_position_load(offset, offset_bytes) : a.position);
   /* threads per pass over the pairs (whole warps), and the groups of rows they split */
   const int pass = half < TSR_ROPE_BLOCK ? (half + 31) / 32 * 32 : TSR_ROPE_BLOCK;
   const int groups = TSR_ROPE_BLOCK / pass, group = (int)threadIdx.x / pass;

@@ -14,6 +14,7 @@
 #define TSR_CUDA_KERNELS_SDPA_COMMON_CUH
 
 #include "base/half.h"
+#include "cuda/kernels/position.cuh"
 
 #if !defined(TSR_SDPA_Q) || !defined(TSR_SDPA_K) || !defined(TSR_SDPA_V) || !defined(TSR_SDPA_OUT)
 #error "sdpa kernels are specialized by TSR_SDPA_Q, TSR_SDPA_K, TSR_SDPA_V and TSR_SDPA_OUT"
@@ -83,8 +84,7 @@ static __device__ tsr_sdpa_row tsr_sdpa_row_start(const tsr_sdpa_args &a, int64_
   const int64_t kv = h / (a.hq / a.hkv);
   int64_t tk = a.tk;
   if (length) { /* the dynamic length, clamped into [Tq, Tk] */
-    const int64_t l =
-        length_bytes == 8 ? *(const int64_t *)length : (int64_t) * (const int32_t *)length;
+    const int64_t l = tsr_position_load(length, length_bytes);
     tk = l < a.tq ? a.tq : l > a.tk ? a.tk : l;
   }
   tsr_sdpa_row r;
