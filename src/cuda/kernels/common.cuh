@@ -5,9 +5,11 @@
 #define TSR_CUDA_KERNELS_COMMON_CUH
 
 /* NVRTC has no libc headers: the fixed-width integers base/quant_format.h uses come from the
- * stand-in; include this file before base headers. */
+ * stand-in; include this file before base headers. nvcc (the AOT modules) has the real one. */
 #ifdef __CUDACC_RTC__
 #include "cuda/kernels/rtc_libc.cuh"
+#else
+#include <stdint.h>
 #endif
 
 #ifndef TSR_KERNEL_SUFFIX
