@@ -33,6 +33,16 @@ set(TSR_AOT_SPECIALIZATIONS
     "elementwise|-DTSR_EW_ASTYPE -DTSR_EW_IN0=float32 -DTSR_EW_OUT=float16 -DTSR_EW_FLAT=1"
     "elementwise|-DTSR_EW_ASTYPE -DTSR_EW_IN0=float16 -DTSR_EW_OUT=float32 -DTSR_EW_FLAT=1"
     "dequantize|-DTSR_QF_MODE=1 -DTSR_QF_BITS=4 -DTSR_QF_GROUP_SIZE=32")
+# TSR_AOT_EXTRA: a file of more "kernel|options" lines (TSR_KERNEL_RECORD's format) to build as
+# well, e.g. every specialization a JIT run of the suite loaded, so that the suite can run with
+# TSR_KERNELS=aot (scripts/test-gpu.sh, AOT_SET=suite). Duplicates are dropped.
+set(TSR_AOT_EXTRA "" CACHE FILEPATH "A file of more AOT specializations, one kernel|options a line")
+if(TSR_AOT_EXTRA)
+  file(STRINGS "${TSR_AOT_EXTRA}" _extra_specs)
+  list(APPEND TSR_AOT_SPECIALIZATIONS ${_extra_specs})
+  list(REMOVE_DUPLICATES TSR_AOT_SPECIALIZATIONS)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${TSR_AOT_EXTRA}")
+endif()
 # sm_90 machine code plus compute_90 PTX, which newer GPUs compile when they load the module.
 # The oldest compute capability they run on (recorded, so the loader uses the JIT below it).
 set(TSR_AOT_GENCODE "arch=compute_90,code=[sm_90,compute_90]")

@@ -147,6 +147,13 @@ static void read_knobs(void) {
   knobs.profile = read_switch("TSR_PROFILE", "ignored (no profile)");
   knobs.cuda_graphs = read_switch("TSR_CUDA_GRAPHS", "ignored (no graphs)");
   read_cache_dir();
+  v = getenv("TSR_KERNEL_RECORD");
+  if (v && *v &&
+      snprintf(knobs.kernel_record, sizeof knobs.kernel_record, "%s", v) >=
+          (int)sizeof knobs.kernel_record) {
+    warn("TSR_KERNEL_RECORD", v, "a path shorter than 1024 bytes", "nothing is recorded");
+    knobs.kernel_record[0] = '\0';
+  }
   knobs.mpi_launched = getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_RANK");
   knobs.mpi_iallreduce_algorithm_given = getenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm");
 }

@@ -49,6 +49,10 @@ typedef struct {
   /* TSR_CACHE_DIR, else $XDG_CACHE_HOME/tessera (an absolute XDG_CACHE_HOME only, as the XDG
      spec says), else $HOME/.cache/tessera; "" when none of them is usable (no disk cache). */
   char cache_dir[TSRI_ENV_PATH_MAX];
+  /* TSR_KERNEL_RECORD: a file each JIT specialization a process loads is appended to, one
+     "kernel|options" line (the list scripts/test-gpu.sh builds a suite-wide AOT set from); ""
+     when unset or too long (warned). */
+  char kernel_record[TSRI_ENV_PATH_MAX];
   /* Launched by an MPI launcher (OpenMPI's mpirun sets OMPI_COMM_WORLD_SIZE, PMIx sets
      PMIX_RANK, MPICH's hydra PMI_RANK): what dist/ checks before it would call MPI_Init, so a
      plain launch that asks for an mpi group gets one line instead of MPI's own abort banner. */

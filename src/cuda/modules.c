@@ -2,12 +2,15 @@
  * it with the runtime's cudaLibraryLoadData, and the process-wide table of loaded modules (one
  * per path, kernel, options and compute capability: a cudaLibrary_t serves every device). Not the
  * compile (cuda/jit.c) and not the launch. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "base/env.h"
 #include "base/kernel_sources.h"
 #include "base/log.h"
 #include "base/status.h"
@@ -134,6 +137,20 @@ static tsr_status get_aot(const char *kernel, const char *options, int cc, cudaK
   return load_image(module->image, module->symbol, true, 0, kernel, options, out);
 }
 
+/* Appends "kernel|options" to TSR_KERNEL_RECORD's file, when set: one write of the whole line
+   with O_APPEND, so the processes of a parallel test run append whole lines. A failure is
+   warned about, never an error of the load. */
+static void record_specialization(const char *kernel, const char *options) {
+  const char *path = tsri_env()->kernel_record;
+  if (!*path) return;
+  char line[sizeof modules[0]->kernel + sizeof modules[0]->options + 2];
+  int n = snprintf(line, sizeof line, "%s|%s\n", kernel, options);
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  bool written = fd >= 0 && n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) == n;
+  if (fd >= 0) close(fd);
+  if (!written) tsri_log(TSRI_LOG_WARN, "TSR_KERNEL_RECORD: %s not appended to %s", kernel, path);
+}
+
 static tsr_status get_jit(const char *kernel, const char *options, int cc, cudaKernel_t *out) {
   loaded_module *m = find_loaded(false, cc, kernel, options);
   if (m) {
@@ -147,9 +164,11 @@ static tsr_status get_jit(const char *kernel, const char *options, int cc, cudaK
   st = load_image(jit.image, jit.symbol, false, cc, kernel, options, out);
   /* One line per specialization a process loads (TSR_LOG=debug): the list to give AOT modules
      so that a first run compiles nothing. */
-  if (st == TSR_OK)
+  if (st == TSR_OK) {
     tsri_log(TSRI_LOG_DEBUG, "kernel %s \"%s\": JIT, %s", kernel, options,
              jit.origin == TSRI_JIT_DISK_HIT ? "from the disk cache" : "compiled");
+    record_specialization(kernel, options);
+  }
   tsri_cuda_jit_module_free(&jit);
   return st;
 }

@@ -193,11 +193,15 @@ static void test_aot_records(void) {
     const tsri_kernel_aot_module *m = &tsri_kernel_aot_table[i];
     CHECK_OK(tsri_cuda_aot_check(m));
     CHECK(m->image_bytes > 0 && tsri_cuda_aot_find(m->kernel, m->options) == m);
-    tsri_jit_module jit;
-    CHECK_OK(tsri_cuda_jit_compile(m->kernel, m->options, 9, 0, NULL, &jit));
-    CHECK(strcmp(jit.symbol, m->symbol) != 0);
-    CHECK(strcmp(strrchr(jit.symbol, '_'), strrchr(m->symbol, '_')) == 0); /* same options hash */
-    tsri_cuda_jit_module_free(&jit);
+    /* The JIT's symbol for the same options: compiled for the first 32 modules only (a
+       suite-wide AOT set, TSR_AOT_EXTRA, holds hundreds, and the naming rule is one) */
+    if (i < 32) {
+      tsri_jit_module jit;
+      CHECK_OK(tsri_cuda_jit_compile(m->kernel, m->options, 9, 0, NULL, &jit));
+      CHECK(strcmp(jit.symbol, m->symbol) != 0);
+      CHECK(strcmp(strrchr(jit.symbol, '_'), strrchr(m->symbol, '_')) == 0); /* same hash */
+      tsri_cuda_jit_module_free(&jit);
+    }
     for (size_t j = 0; j < i; j++)
       CHECK(strcmp(m->symbol, tsri_kernel_aot_table[j].symbol) != 0);
     tsri_kernel_aot_module stale = *m;

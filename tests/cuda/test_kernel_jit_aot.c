@@ -6,6 +6,7 @@
  * skipped", exit 77 (ctest's SKIP_RETURN_CODE). */
 #include <cuda_runtime_api.h>
 #include <math.h>
+#include <unistd.h>
 
 #include "base/quant_format.h"
 #include "check.h"
@@ -155,10 +156,13 @@ static void test_both_paths(problem *p) {
 }
 
 /* A specialization no AOT module covers: JIT under auto and jit, refused under aot. */
-static void test_jit_only(problem *p) {
+static bool test_jit_only(problem *p) {
   char options[128];
   make_options(p, options, sizeof options);
-  CHECK(tsri_cuda_aot_find("dequantize", options) == NULL);
+  if (tsri_cuda_aot_find("dequantize", options)) { /* a suite-wide AOT set (TSR_AOT_EXTRA) */
+    printf("%s has an AOT module in this build: its JIT-only case skipped\n", options);
+    return false;
+  }
   cudaKernel_t kernel;
   CHECK_STATUS(
       tsri_cuda_kernel_get_via("dequantize", options, 0, TSRI_ENV_KERNELS_AOT, &kernel, NULL),
@@ -175,6 +179,7 @@ static void test_jit_only(problem *p) {
   compare("JIT only", p, out);
   free(out);
   free_problem(p);
+  return true;
 }
 
 /* tsri_cuda_kernel_get follows TSR_KERNELS, and the kernel it gives computes the same. */
@@ -200,7 +205,38 @@ static void test_env_path(void) {
   printf("TSR_KERNELS path: %s\n", used_aot ? "AOT" : "JIT");
 }
 
+/* TSR_KERNEL_RECORD (set by main when the caller did not): each JIT specialization the process
+   loaded appears once, as "kernel|options"; `jit_only` says whether the JIT-only cases ran
+   (a suite-wide AOT set skips them), whose specializations must then be there. */
+static void check_record(const char *path, bool jit_only) {
+  FILE *f = fopen(path, "r");
+  CHECK(f != NULL);
+  char lines[32][160];
+  int n = 0, affine3 = 0, nvfp4 = 0;
+  while (n < 32 && fgets(lines[n], sizeof lines[n], f)) {
+    CHECK(strncmp(lines[n], "dequantize|-DTSR_QF_MODE=", 25) == 0);
+    for (int i = 0; i < n; i++)
+      if (strcmp(lines[i], lines[n]) == 0) CHECK_FAIL_("recorded twice: %s", lines[n]);
+    affine3 += strcmp(lines[n],
+                      "dequantize|-DTSR_QF_MODE=0 -DTSR_QF_BITS=3 -DTSR_QF_GROUP_SIZE=32\n") == 0;
+    nvfp4 += strcmp(lines[n],
+                    "dequantize|-DTSR_QF_MODE=3 -DTSR_QF_BITS=4 -DTSR_QF_GROUP_SIZE=16\n") == 0;
+    n++;
+  }
+  fclose(f);
+  remove(path);
+  if (n == 0 || (jit_only && (affine3 != 1 || nvfp4 != 1)))
+    CHECK_FAIL_("TSR_KERNEL_RECORD: %d lines, affine 3-bit %d times, nvfp4 %d times", n, affine3,
+                nvfp4);
+}
+
 int main(void) {
+  char record[64] = "";
+  if (!getenv("TSR_KERNEL_RECORD")) { /* read once, at the first use: set before any */
+    snprintf(record, sizeof record, "/tmp/tsr-kernel-record.%d", (int)getpid());
+    remove(record);
+    setenv("TSR_KERNEL_RECORD", record, 1);
+  }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     printf("test_kernel_jit_aot: no GPU: skipped\n");
@@ -213,19 +249,25 @@ int main(void) {
     if (strcmp(tsri_kernel_aot_table[i].kernel, "dequantize") != 0) continue;
     dequantize_modules++;
     problem p = {0};
+    char options[128];
     CHECK(sscanf(tsri_kernel_aot_table[i].options,
                  "-DTSR_QF_MODE=%d -DTSR_QF_BITS=%d -DTSR_QF_GROUP_SIZE=%d", &p.mode, &p.bits,
                  &p.group_size) == 3);
+    make_options(&p, options, sizeof options);
+    /* Only this test's float32 form (a suite-wide set also holds other output dtypes) */
+    if (strcmp(options, tsri_kernel_aot_table[i].options) != 0) continue;
     test_both_paths(&p);
   }
   problem jit_only[] = {{TSRI_QF_AFFINE, 3, 32, NULL, NULL, NULL, NULL},
                         {TSRI_QF_AFFINE, 6, 128, NULL, NULL, NULL, NULL},
                         {TSRI_QF_MXFP8, 8, 32, NULL, NULL, NULL, NULL},
                         {TSRI_QF_NVFP4, 4, 16, NULL, NULL, NULL, NULL}};
+  bool jit_only_ran = true;
   for (size_t i = 0; i < sizeof jit_only / sizeof *jit_only; i++)
-    test_jit_only(&jit_only[i]);
+    jit_only_ran &= test_jit_only(&jit_only[i]);
   test_env_path();
   tsri_cuda_modules_release();
+  if (*record) check_record(record, jit_only_ran);
   CHECK(dequantize_modules > 0);
   printf(
       "test_kernel_jit_aot: ok (%zu dequantize AOT specializations of %zu, JIT and AOT side "
