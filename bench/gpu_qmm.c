@@ -250,9 +250,20 @@ typedef struct {
   tsr_array *held[REPS]; /* outputs stay alive until the measurement ends */
   int held_count;
   bool gather;
+  bool failed; /* an output's evaluation failed (seen when the held outputs are released) */
 } qmm_ctx;
 
+/* Whether the held outputs evaluated: a launch that fails inside tsr_async_eval fails its array,
+   not the call, and its row must say so rather than time nothing. */
+static bool held_ok(tsr_array **held, int count, const char *what) {
+  tsr_status st = count ? tsr_eval(held, count) : TSR_OK;
+  if (st != TSR_OK) fail(what, st);
+  return st == TSR_OK;
+}
+
 static void release_held(qmm_ctx *c) {
+  if (!held_ok(c->held, c->held_count, c->gather ? "gather_qmm" : "quantized_matmul"))
+    c->failed = true;
   for (int i = 0; i < c->held_count; i++)
     tsr_array_release(c->held[i]);
   c->held_count = 0;
@@ -397,6 +408,8 @@ static int dense_table(roofs *r, tsr_stream *s, const format *f) {
       bool host_bound = false;
       double us = gated_us(r->stream, enqueue_qmm, reset_qmm, &c, REPS, &host_bound);
       release_held(&c);
+      if (c.failed) us = -1.0;
+      c.failed = false;
       double cublas = lt_us_once(r, m, n, k);
       print_row(r, m, n, k, us, bytes, cublas, host_bound);
       tsr_array_release(c.x);
@@ -436,6 +449,8 @@ static int moe_table(const roofs *r, tsr_stream *s, const format *f) {
     if (st != TSR_OK) return fail("MoE inputs", st);
     bool host_bound = false;
     double us = gated_us(r->stream, enqueue_qmm, reset_qmm, &c, REPS, &host_bound);
+    release_held(&c);
+    if (c.failed) us = -1.0;
     print_row(r, 1, n, k, us, (double)top * weight_bytes(f, n, k), -1.0, host_bound);
     free_weights(&c);
   }
@@ -450,10 +465,12 @@ typedef struct {
   tsr_array *w, *held[3 * REPS];
   int held_count;
   tsr_array *w_q, *scales, *biases; /* one quantization of w, for the dequantize rows */
+  bool failed;                      /* as qmm_ctx's */
 } quantize_ctx;
 
 static void reset_quantize(void *ctx) {
   quantize_ctx *c = ctx;
+  if (!held_ok(c->held, c->held_count, "quantize / dequantize")) c->failed = true;
   for (int i = 0; i < c->held_count; i++)
     tsr_array_release(c->held[i]);
   c->held_count = 0;
@@ -502,6 +519,7 @@ static void dequantize_row(const roofs *r, quantize_ctx *c, double weight_bytes)
   bool host_bound = false;
   double us = gated_us(r->stream, enqueue_dequantize, reset_quantize, c, REPS, &host_bound);
   reset_quantize(c);
+  if (c->failed) us = -1.0;
   double bytes = 28672.0 * 8192.0 * 2.0 + weight_bytes;
   if (us > 0)
     printf("  dequantize to bf16 [28672, 8192]: %9.2f µs %7.0f GB/s  %.2f of the copy roof%s\n", us,
@@ -520,6 +538,7 @@ static int quantize_row(const roofs *r, tsr_stream *s, const format *f) {
   bool host_bound = false;
   double us = gated_us(r->stream, enqueue_quantize, reset_quantize, &c, REPS, &host_bound);
   reset_quantize(&c);
+  if (c.failed) us = -1.0;
   double bytes = (double)(shape[0] * shape[1]) * 2.0 + weight_bytes(f, shape[0], shape[1]);
   if (us > 0)
     printf("  quantize bf16 [28672, 8192]: %9.2f µs %7.0f GB/s  %.2f of the copy roof%s\n", us,
