@@ -184,6 +184,17 @@ const conf_case conf_cases_nn[] = {
      RMS_TOL(33, CONF_ULP16)},
     {CONF_CASE("rms_norm_bf16_no_weight", b_rms_norm, 1, 1),
      .in = {CONF_IN(BF16, U, -1, 1, 7, 129)}, .p = {.x = 1e-5}, RMS_TOL(129, CONF_ULPBF16)},
+    /* A block per line (more than 1024 elements): the CUDA kernel claims the CPU's bits
+       (rms_norm.cuh), so these are exact: a decode step's norm (float32 x, bfloat16 weight),
+       long lines, and more lines than blocks (the grid-stride loop). */
+    {CONF_CASE("rms_norm_f32_bf16_weight_exact", b_rms_norm, 2, 1),
+     .in = {CONF_IN(F32, U, -3, 3, 3, 4096), CONF_IN(BF16, U, -2, 2, 4096)}, .p = {.x = 1e-5}},
+    {CONF_CASE("rms_norm_bf16_8192_exact", b_rms_norm, 1, 1),
+     .in = {CONF_IN(BF16, U, -1, 1, 2, 8192)}, .p = {.x = 1e-6}},
+    {CONF_CASE("rms_norm_f32_8193_exact", b_rms_norm, 2, 1),
+     .in = {CONF_IN(F32, U, -1, 1, 2, 8193), CONF_IN(F32, U, -1, 1, 8193)}, .p = {.x = 1e-6}},
+    {CONF_CASE("rms_norm_f16_grid_stride_exact", b_rms_norm, 2, 1),
+     .in = {CONF_IN(F16, U, -1, 1, 4300, 1100), CONF_IN(F16, U, -1, 1, 1100)}, .p = {.x = 1e-6}},
     /* positions 5..11: theta < 12 */
     {CONF_CASE("rope_f32", b_rope, 1, 1), .in = {CONF_IN(F32, U, -1, 1, 1, 3, 7, 64)},
      .p = {.k = 64, .x = 10000, .y = 5}, ROPE_TOL(12, 0)},
