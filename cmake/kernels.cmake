@@ -92,13 +92,16 @@ if(TSR_HAVE_CUDA)
   file(CONFIGURE OUTPUT "${TSR_KERNEL_GENERATED}/aot_specs.cmake"
        CONTENT "set(TSR_AOT_RECORDS \"@_records@\")\nset(TSR_AOT_MIN_CC @TSR_AOT_MIN_CC@)\n"
        @ONLY)
+  enable_language(ASM) # the fatbins' bytes: kernel_aot_data.c.s, .incbin (embed_kernels.cmake)
   add_custom_command(OUTPUT "${TSR_KERNEL_GENERATED}/kernel_aot_data.c"
+                            "${TSR_KERNEL_GENERATED}/kernel_aot_data.c.s"
     COMMAND "${CMAKE_COMMAND}" -DMODE=aot "-DSOURCE_DIR=${CMAKE_SOURCE_DIR}/src"
             "-DMANIFEST=${TSR_KERNEL_MANIFEST}" "-DSPECS=${TSR_KERNEL_GENERATED}/aot_specs.cmake"
             "-DOUTPUT=${TSR_KERNEL_GENERATED}/kernel_aot_data.c" -P "${_embed}"
     DEPENDS ${_embed_deps} ${_fatbins} "${TSR_KERNEL_GENERATED}/aot_specs.cmake"
     COMMENT "Embedding the AOT kernel modules" VERBATIM)
-  list(APPEND TSR_KERNEL_GENERATED_SOURCES "${TSR_KERNEL_GENERATED}/kernel_aot_data.c")
+  list(APPEND TSR_KERNEL_GENERATED_SOURCES "${TSR_KERNEL_GENERATED}/kernel_aot_data.c"
+       "${TSR_KERNEL_GENERATED}/kernel_aot_data.c.s")
 endif()
 
 # The library's kernel parts: the generated tables, and NVRTC for the JIT (linked dynamically:
