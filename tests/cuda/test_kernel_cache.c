@@ -193,6 +193,19 @@ static void test_aot_records(void) {
     const tsri_kernel_aot_module *m = &tsri_kernel_aot_table[i];
     CHECK_OK(tsri_cuda_aot_check(m));
     CHECK(m->image_bytes > 0 && tsri_cuda_aot_find(m->kernel, m->options) == m);
+    /* A whole fatbin where the record says (embedded with .incbin): its header's magic, and its
+       header and payload sizes adding up to the recorded size, read in place (64-byte aligned). */
+    uint32_t magic;
+    uint16_t header_bytes;
+    uint64_t payload_bytes;
+    CHECK(m->image_bytes >= 16 && (uintptr_t)m->image % 64 == 0);
+    memcpy(&magic, m->image, 4);
+    memcpy(&header_bytes, m->image + 6, 2);
+    memcpy(&payload_bytes, m->image + 8, 8);
+    if (magic != 0xBA55ED50u || header_bytes + payload_bytes != m->image_bytes)
+      CHECK_FAIL_("AOT module %s: magic %08x, %u + %llu header and payload bytes, recorded %zu",
+                  m->symbol, magic, header_bytes, (unsigned long long)payload_bytes,
+                  m->image_bytes);
     /* The JIT's symbol for the same options: compiled for the first 32 modules only (a
        suite-wide AOT set, TSR_AOT_EXTRA, holds hundreds, and the naming rule is one) */
     if (i < 32) {
