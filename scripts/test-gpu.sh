@@ -17,10 +17,13 @@ jobs=$(nproc)
 # The default AOT set (cmake/kernels.cmake) covers the model's common kernels, not every
 # specialization the suite compiles, so under `aot` the rest fail by design; with AOT_SET=suite
 # the jit pass records every specialization it loads (TSR_KERNEL_RECORD) and the library is
-# rebuilt with all of them as AOT modules (TSR_AOT_EXTRA) before the aot pass.
+# rebuilt with all of them as AOT modules (TSR_AOT_EXTRA) before the aot pass; the list is kept
+# in $OUT/suite-kernels.txt, and AOT_RECORD=<file> names one to use (KERNELS=aot alone then runs
+# the aot pass of an earlier run's list, e.g. on another machine).
 # A failing pass does not stop the benchmarks and program steps; the script's status reports it.
 failed=0
-record="$PWD/$build/suite-kernels.txt"
+record="${AOT_RECORD:-$PWD/$build/suite-kernels.txt}"
+[ "${record#/}" = "$record" ] && record="$PWD/$record" # the tests run in $build
 for k in ${KERNELS:-auto}; do
   if [ "$k" = jit ] && [ "${AOT_SET:-}" = suite ]; then
     rm -f "$record"
@@ -29,15 +32,15 @@ for k in ${KERNELS:-auto}; do
   if [ "$k" = aot ] && [ "${AOT_SET:-}" = suite ]; then
     unset TSR_KERNEL_RECORD
     if [ ! -s "$record" ]; then
-      echo "test-gpu: AOT_SET=suite needs a jit pass before the aot one" | log "test_$k.txt"
+      echo "test-gpu: AOT_SET=suite needs a jit pass before the aot one, or AOT_RECORD" | log "test_$k.txt"
       failed=1
       continue
     fi
     # AOT options may not hold quotes, backslashes or ;: such a specialization stays JIT-only
-    grep -v '["\\;]' "$record" | sort -u >"$record.aot"
-    wc -l <"$record.aot" | xargs printf 'test-gpu: %s specializations built as AOT modules\n' |
+    grep -v '["\\;]' "$record" | sort -u >"$build/suite-kernels.aot"
+    wc -l <"$build/suite-kernels.aot" | xargs printf 'test-gpu: %s specializations built as AOT modules\n' |
       log "test_$k.txt"
-    if ! AOT_EXTRA="$record.aot" gpu_build >"$build/build_aot.log" 2>&1; then
+    if ! AOT_EXTRA="$PWD/$build/suite-kernels.aot" gpu_build >"$build/build_aot.log" 2>&1; then
       grep -v "^\[" "$build/build_aot.log" | tail -40 | log build_aot.txt
       failed=1
       continue
@@ -45,6 +48,9 @@ for k in ${KERNELS:-auto}; do
   fi
   (cd "$build" && TSR_KERNELS=$k ctest --output-on-failure -j"$jobs" ${TESTS:+-R "$TESTS"} ${EXCLUDE:+-E "$EXCLUDE"}) 2>&1 |
     log "test_$k.txt" || failed=1
+  if [ "$k" = jit ] && [ "${AOT_SET:-}" = suite ] && [ -n "$out" ] && [ -s "$record" ]; then
+    sort -u "$record" >"$out/suite-kernels.txt"
+  fi
 done
 unset TSR_KERNEL_RECORD
 for b in ${BENCH:-}; do "./$build/bench/$b" 2>&1 | log "bench_$b.txt" || failed=1; done
