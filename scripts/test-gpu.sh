@@ -25,7 +25,7 @@ failed=0
 record="${AOT_RECORD:-$PWD/$build/suite-kernels.txt}"
 [ "${record#/}" = "$record" ] && record="$PWD/$record" # the tests run in $build
 for k in ${KERNELS:-auto}; do
-  if [ "$k" = jit ] && [ "${AOT_SET:-}" = suite ]; then
+  if [ "$k" = jit ] && [ "${AOT_SET:-}" = suite ] && [ -z "${AOT_RECORD:-}" ]; then
     rm -f "$record"
     export TSR_KERNEL_RECORD="$record"
   fi
@@ -48,7 +48,7 @@ for k in ${KERNELS:-auto}; do
   fi
   (cd "$build" && TSR_KERNELS=$k ctest --output-on-failure -j"$jobs" ${TESTS:+-R "$TESTS"} ${EXCLUDE:+-E "$EXCLUDE"}) 2>&1 |
     log "test_$k.txt" || failed=1
-  if [ "$k" = jit ] && [ "${AOT_SET:-}" = suite ] && [ -n "$out" ] && [ -s "$record" ]; then
+  if [ -n "${TSR_KERNEL_RECORD:-}" ] && [ -n "$out" ] && [ -s "$record" ]; then
     sort -u "$record" >"$out/suite-kernels.txt"
   fi
 done
