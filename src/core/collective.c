@@ -3,6 +3,7 @@
 #include "core/collective.h"
 
 #include "base/status.h"
+#include "core/array.h"
 
 tsr_status tsri_collective_kernel(const tsri_op *op) {
   const tsri_collective_params *params = TSRI_PARAMS(op, tsri_collective_params);
@@ -10,6 +11,25 @@ tsr_status tsri_collective_kernel(const tsri_op *op) {
     return tsri_error(TSR_ERR_STATE, "%s: a collective node without its group's runner",
                       tsri_primitive_name(op->primitive));
   return params->run(op);
+}
+
+static bool is_collective(const tsr_array *a) {
+  return a->primitive == TSRI_PRIM_ALL_SUM || a->primitive == TSRI_PRIM_ALL_GATHER;
+}
+
+void tsri_collective_refuse(const tsr_array *node) {
+  if (!is_collective(node)) return;
+  const tsri_collective_params *params = node->params;
+  if (!params || node->params_size != sizeof *params || !params->refuse || node->ninputs < 1)
+    return;
+  /* Behind a failed collective (the group's previous one, which it waits for while that has not
+     run, or any other): that one's seal was made on every rank and failed on every rank, so every
+     rank's node fails here alike and none seals again. */
+  for (int i = 0; i < node->ninputs; i++)
+    if (is_collective(node->inputs[i]) && atomic_load(&node->inputs[i]->state) == TSRI_NODE_FAILED)
+      return;
+  const tsr_array *in = node->inputs[0];
+  params->refuse(params->group_serial, node->primitive, (uint64_t)in->size, in->dtype);
 }
 
 void tsri_register_collectives(tsri_kernel_fn *table) {

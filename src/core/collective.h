@@ -12,10 +12,20 @@
 typedef struct {
   uint64_t group_serial; /* the group's number (dist/group.c resolves it when the node runs) */
   tsri_kernel_fn run;    /* the distributed layer's runner: seal, then move the data */
+  /* The distributed layer's refusal: takes part in the node's seal as a refusal (count and dtype
+     of its input), for a node that fails before `run` could seal it. */
+  void (*refuse)(uint64_t group_serial, tsri_primitive primitive, uint64_t count, tsr_dtype dtype);
 } tsri_collective_params;
 
 /* The kernel of every collective primitive on every backend: calls the node's runner. */
 tsr_status tsri_collective_kernel(const tsri_op *op);
+/* For a collective node that failed before its runner sealed it (an input failed, its output
+ * could not be allocated): takes part in the seal as a refusal, so that every rank still makes
+ * the same sequence of seals — the others fail at once naming this rank, instead of waiting out
+ * the group's timeout or pairing their call with this rank's next one. Not when an input is a
+ * failed collective (its failure was sealed on every rank, so every rank skips this one alike);
+ * nothing for other nodes. */
+void tsri_collective_refuse(const tsr_array *node);
 /* Puts tsri_collective_kernel in a backend's table for every collective primitive. */
 void tsri_register_collectives(tsri_kernel_fn *table);
 

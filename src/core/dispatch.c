@@ -6,6 +6,7 @@
 
 #include "base/status.h"
 #include "core/backend.h"
+#include "core/collective.h"
 #include "core/profile.h"
 #include "core/step.h"
 #include "core/stream.h"
@@ -143,6 +144,7 @@ tsr_status tsri_node_dispatch(tsr_array *node) {
   uint64_t output_start = tsri_profile_now();
   tsr_status status = prepare_output(node, &op);
   tsri_profile_phase_add(TSRI_PROFILE_OUTPUT, output_start);
+  if (status != TSR_OK) tsri_collective_refuse(node); /* e.g. a cap refused its output */
   if (status == TSR_OK)
     status = crosses_devices(node) ? copy_across_devices(node, &op) : tsri_kernel_call(&op);
   if (status != TSR_OK) {

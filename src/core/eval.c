@@ -7,6 +7,7 @@
 
 #include "base/status.h"
 #include "base/vec.h"
+#include "core/collective.h"
 #include "core/dispatch.h"
 #include "core/lock.h"
 #include "core/profile.h"
@@ -273,7 +274,10 @@ void tsri_run_node_task(tsri_task *task) {
   bool ready = inputs_ready(node);
   tsri_profile_phase_add(TSRI_PROFILE_INPUTS, fences_start);
   uint64_t start = tsri_profile_now();
-  if (ready) run_kernel(node);
+  if (ready)
+    run_kernel(node);
+  else
+    tsri_collective_refuse(node); /* its peers still see this rank's seal */
   atomic_store(&node->state, node->status == TSR_OK ? TSRI_NODE_READY : TSRI_NODE_FAILED);
   /* Stream-ordered: an asynchronous device may still read the inputs' buffers. */
   uint64_t release_start = tsri_profile_now();
@@ -285,6 +289,7 @@ void tsri_run_node_task(tsri_task *task) {
 void tsri_fail_node_task(tsri_task *task, tsr_status status, const char *message) {
   tsr_array *node = task->node;
   record_failure(node, status, message);
+  tsri_collective_refuse(node);
   atomic_store(&node->state, TSRI_NODE_FAILED);
   release_inputs(node); /* nothing of the node ever reached the device */
 }

@@ -35,6 +35,16 @@ static tsr_status move(tsr_group *g, const tsri_op *op, uint64_t ticket, const c
   return status;
 }
 
+/* The seal of a node this rank cannot run, as a refusal. This thread's message stays this rank's
+   own error (the node's message is made from it): the refusal's verdict concerns the others. */
+static void seal_refusal(tsr_group *g, const char *what, uint64_t count, tsr_dtype dtype) {
+  char kept[TSR_ERROR_MAX];
+  snprintf(kept, sizeof kept, "%s", tsr_last_error());
+  uint64_t ticket = 0;
+  tsri_seal(g, what, TSRI_SEAL_REFUSED, count, dtype, &ticket);
+  tsri_error_copy(TSR_ERR_DIST, kept); /* the message only; the caller's status stands */
+}
+
 /* The runner core's collective kernel calls (core/collective.h), on the node's stream. */
 static tsr_status run_collective(const tsri_op *op) {
   const char *what = tsri_primitive_name(op->primitive);
@@ -42,15 +52,27 @@ static tsr_status run_collective(const tsri_op *op) {
   tsr_group *g = tsri_group_find(params->group_serial);
   if (!g) return tsri_error(TSR_ERR_STATE, "%s: its group was freed before it ran", what);
   tsr_status status = TSR_OK;
-  if (!tsri_view_is_contiguous(&op->in[0]))
+  uint64_t count = (uint64_t)op->in[0].size, ticket = 0;
+  if (!tsri_view_is_contiguous(&op->in[0])) {
     status = tsri_error(TSR_ERR_STATE, "%s: the input is not packed", what);
-  uint64_t ticket = 0;
+    seal_refusal(g, what, count, op->in[0].dtype);
+  }
   tsri_seal_op seal_op = op->primitive == TSRI_PRIM_ALL_SUM ? TSRI_SEAL_SUM : TSRI_SEAL_GATHER;
-  if (status == TSR_OK)
-    status = tsri_seal(g, what, seal_op, (uint64_t)op->in[0].size, op->in[0].dtype, &ticket);
+  if (status == TSR_OK) status = tsri_seal(g, what, seal_op, count, op->in[0].dtype, &ticket);
   if (status == TSR_OK) status = move(g, op, ticket, what);
   tsri_group_release(g);
   return status;
+}
+
+/* core/collective.h's refusal, for a node that failed before run_collective (a failed input, an
+   output the cap refused). A freed group has no seal to take part in: every rank's node fails
+   on it alike. */
+static void refuse_collective(uint64_t group_serial, tsri_primitive primitive, uint64_t count,
+                              tsr_dtype dtype) {
+  tsr_group *g = tsri_group_find(group_serial);
+  if (!g) return;
+  seal_refusal(g, tsri_primitive_name(primitive), count, dtype);
+  tsri_group_release(g);
 }
 
 /* The output shape: x's for a sum; [size * d0, d1, ...] for a gather ([size] for a 0-d x). */
@@ -104,7 +126,8 @@ static tsr_status collective_node(const char *what, tsri_primitive primitive, ts
   tsr_array *packed = NULL;
   if (status == TSR_OK) status = tsri_packed_on_home(x, &packed);
   if (status != TSR_OK) return status;
-  tsri_collective_params params = {.group_serial = g->serial, .run = run_collective};
+  tsri_collective_params params = {
+      .group_serial = g->serial, .run = run_collective, .refuse = refuse_collective};
   pthread_mutex_lock(&g->mutex); /* creation order: the previous one is read and replaced at once */
   tsr_array *inputs[2] = {packed, g->last_lazy};
   int ninputs = 1;

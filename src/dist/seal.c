@@ -19,7 +19,7 @@ static const char *op_name(uint64_t op) {
     case TSRI_SEAL_GATHER:
       return "gather";
     case TSRI_SEAL_REFUSED:
-      return "refused: invalid arguments on that rank";
+      return "refused: the call failed on that rank";
     default:
       return "unknown operation";
   }
@@ -86,6 +86,7 @@ tsr_status tsri_seal(tsr_group *g, const char *what, tsri_seal_op op, uint64_t c
   tsri_seal_call mine = {g->sequence++, count, (uint64_t)dtype, (uint64_t)op};
   all[g->rank] = mine;
   status = g->size > 1 ? exchange(g, what, &mine, all) : TSR_OK;
+  if (op == TSRI_SEAL_REFUSED) atomic_fetch_add(&g->refusals, 1);
   if (status == TSR_OK && op != TSRI_SEAL_REFUSED) {
     /* Tickets are taken in seal order, which every rank shares. */
     pthread_mutex_lock(&g->mutex);

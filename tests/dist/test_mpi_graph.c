@@ -1,7 +1,10 @@
 /* tests/dist/test_mpi_graph.c — lazy collectives as ops in a graph: a tensor-shaped all_sum
  * between other ops, all_gather of 2-d, 0-d and strided inputs, empty arrays, several
  * collectives of one group evaluated in creation order even when each rank asks for them in
- * another order or on other streams, and a node whose group was freed before it ran. */
+ * another order or on other streams, a node whose group was freed before it ran, and a rank
+ * whose collective's input failed (the others fail at once, not at the group's timeout). */
+#include <time.h>
+
 #include "dist_check.h"
 
 static int rank_of(tsr_group *g) {
@@ -161,6 +164,47 @@ static void freed_group(void) {
   tsr_array_release(x);
 }
 
+static double seconds_now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* all_sum(take(x, indices)) where the last rank's indices hold 99 (out of range, found only when
+   the take runs: the indices come out of an add, so no range is known at construction). That
+   rank fails with its own TSR_ERR_INVALID; its collective never sums, but it still takes part in
+   the seal as a refusal, so every other rank fails at once with TSR_ERR_DIST naming it instead
+   of waiting out the group's 30 s timeout; a second collective built behind the first (chained
+   to it) fails alike on every rank, and the group stays usable. */
+static void failed_input(tsr_group *g) {
+  int rank = rank_of(g), last = tsr_group_size(g) - 1;
+  float a[4] = {1, 2, 3, 4};
+  int32_t good[2] = {0, 3}, bad[2] = {0, 99}, zero = 0;
+  int64_t shape[1] = {4}, index_shape[1] = {2};
+  tsr_array *x = from(a, TSR_FLOAT32, shape, 1), *z = from(&zero, TSR_INT32, NULL, 0);
+  tsr_array *given = from(rank == last ? bad : good, TSR_INT32, index_shape, 1);
+  tsr_array *indices = NULL, *taken = NULL, *sum = NULL, *second = NULL;
+  CHECK_OK(tsr_add(&indices, given, z, NULL));
+  CHECK_OK(tsr_take(&taken, x, indices, 0, NULL));
+  CHECK_OK(tsr_all_sum(&sum, taken, g, NULL));
+  CHECK_OK(tsr_all_sum(&second, x, g, NULL));
+  double start = seconds_now();
+  tsr_status status = tsr_eval(&sum, 1);
+  double waited = seconds_now() - start;
+  if (rank == last) {
+    CHECK_STATUS(status, TSR_ERR_INVALID);
+  } else {
+    CHECK_STATUS(status, TSR_ERR_DIST);
+    CHECK_MESSAGE("refused");
+  }
+  if (waited > 10.0) CHECK_FAIL_("the sum took %.1f s to fail (the timeout is 30 s)", waited);
+  CHECK(tsr_eval(&second, 1) != TSR_OK);
+  tsr_array *all[] = {x, z, given, indices, taken, sum, second};
+  for (size_t i = 0; i < 7; i++)
+    tsr_array_release(all[i]);
+  sum_in_graph(g); /* still usable */
+}
+
 int main(void) {
   tsr_group *g = dist_group("auto"); /* under mpirun without GPUs: an mpi group */
   CHECK_OK(tsr_group_set_timeout(g, 30));
@@ -169,6 +213,7 @@ int main(void) {
   empty(g);
   creation_order(g);
   gpu_staging(g);
+  failed_input(g);
   int rank = rank_of(g), size = tsr_group_size(g);
   tsr_group_free(g);
   freed_group();
