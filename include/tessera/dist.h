@@ -103,6 +103,16 @@ TSR_API tsr_status tsr_all_gather(tsr_array **out, tsr_array *x, tsr_group *g, t
 TSR_API tsr_status tsr_group_all_sum_raw(tsr_group *g, const void *send, void *recv, size_t count,
                                          tsr_dtype dtype, tsr_stream *s);
 
+/* How many of this rank's calls on g so far took part in their seal as a refusal. A collective
+ * that fails on this rank before it can run (a lazy one whose input failed or whose output could
+ * not be allocated, a raw call with invalid arguments) still seals, as a refusal, so the other
+ * ranks' matching call fails at once with TSR_ERR_DIST naming this rank. A caller that abandons a
+ * series of collectives after a failure of its own compares this with its value before the
+ * series: unchanged, the other ranks have not heard of the failure and wait at their next
+ * collective; one refusal tells them (tsr_group_all_sum_raw with NULL buffers and a count of 1).
+ * 0 for NULL. Any thread. */
+TSR_API uint64_t tsr_group_refusals(const tsr_group *g);
+
 /* How long a collective waits for the other ranks, in seconds (default 60; 0 waits forever),
  * from the next call on: at the seal, and for mpi groups while the data moves (NCCL's device-side
  * movement has no deadline). TSR_ERR_INVALID for NULL or a negative/NaN value. Any thread. */

@@ -128,6 +128,10 @@ int tsr_group_size(const tsr_group *g) {
   return g ? g->size : 0;
 }
 
+uint64_t tsr_group_refusals(const tsr_group *g) {
+  return g ? atomic_load(&((tsr_group *)g)->refusals) : 0;
+}
+
 tsr_device tsr_group_device(const tsr_group *g) {
   if (!g) return (tsr_device){TSR_CPU, -1};
   return g->transport->home ? g->transport->home(g) : (tsr_device){TSR_CPU, 0};

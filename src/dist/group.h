@@ -68,8 +68,9 @@ struct tsr_group {
   void *transport_ctx;
   atomic_uint_fast64_t chunk_elems; /* the most elements one MPI/NCCL call moves (tests lower it) */
 
-  pthread_mutex_t seal_mutex; /* one seal at a time; guards sequence */
-  uint64_t sequence;          /* seals made so far */
+  pthread_mutex_t seal_mutex;    /* one seal at a time; guards sequence */
+  uint64_t sequence;             /* seals made so far */
+  atomic_uint_fast64_t refusals; /* of them, this rank's refusals (tsr_group_refusals) */
 
   pthread_mutex_t mutex; /* guards everything below */
   pthread_cond_t turn;   /* signalled when tickets_done or broken changes */

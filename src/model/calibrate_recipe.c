@@ -306,14 +306,20 @@ static tsr_status render_block(const tsr_model_calibration *c, char **json) {
   return *json ? TSR_OK : tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for the recipe");
 }
 
-/* Under a group, a rank whose weighing failed would leave the others waiting at their next
-   collective until the group's timeout (60 s by default). It takes part in one more seal instead,
-   as a refusal (a raw all-sum with no buffers, which the seal reports to every rank): the others'
-   next collective then fails at once with TSR_ERR_DIST naming this rank. Its own error stays.
-   Every rank then has made the same number of seals, so the group stays usable. */
-static tsr_status tell_the_group(tsr_model_calibration *c, tsr_status failure) {
-  /* TSR_ERR_DIST and TSR_ERR_STATE come from a collective: every rank knows already. */
-  if (c->model->shard.ranks == 1 || failure == TSR_ERR_DIST || failure == TSR_ERR_STATE)
+/* Under a group, a rank whose weighing (or the errors' sum) failed before any of its collectives
+   could refuse (a
+   collective whose input failed seals as a refusal by itself: tsr_group_refusals) would leave the
+   others waiting at their next collective until the group's timeout (60 s by default). It takes
+   part in one more seal instead, as a refusal (a raw all-sum with no buffers, which the seal
+   reports to every rank): the others' next collective then fails at once with TSR_ERR_DIST
+   naming this rank. Its own error stays. Every rank then has made the same seals, so the group
+   stays usable. `refusals_before`: tsr_group_refusals when the weighing began. */
+static tsr_status tell_the_group(tsr_model_calibration *c, tsr_status failure,
+                                 uint64_t refusals_before) {
+  /* TSR_ERR_DIST and TSR_ERR_STATE come from a collective: every rank knows already; and so
+     they do when one of this rank's collectives refused. */
+  if (c->model->shard.ranks == 1 || failure == TSR_ERR_DIST || failure == TSR_ERR_STATE ||
+      tsr_group_refusals(c->model->group) != refusals_before)
     return failure;
   char message[1024]; /* tessera's messages are shorter */
   snprintf(message, sizeof message, "%s", tsr_last_error());
@@ -325,7 +331,7 @@ static tsr_status tell_the_group(tsr_model_calibration *c, tsr_status failure) {
 /* Every quantizable linear weighed at 4 and 8 bits, under a progress bar (when the model was
    loaded with one) over the float32 bytes of the matrices weighed: minutes on a full-size model. */
 static tsr_status weigh_all(tsr_model_calibration *c) {
-  uint64_t total = 0;
+  uint64_t total = 0, refusals = tsr_group_refusals(c->model->group);
   for (size_t i = 0; i < c->n; i++)
     if (quantizable(&c->linears[i])) total += 4 * parameters_of(&c->linears[i]);
   progress_bar bar;
@@ -338,7 +344,8 @@ static tsr_status weigh_all(tsr_model_calibration *c) {
     progress_tick(&bar, 4 * parameters_of(&c->linears[i]));
   }
   progress_end(&bar);
-  return st == TSR_OK ? sum_errors(c) : tell_the_group(c, st);
+  if (st == TSR_OK) st = sum_errors(c); /* its sum may fail on this rank before it seals */
+  return st == TSR_OK ? TSR_OK : tell_the_group(c, st, refusals);
 }
 
 tsr_status tsr_model_calibration_recipe(tsr_model_calibration *c, double bits_per_weight,

@@ -135,33 +135,48 @@ static double seconds(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* The last rank's weighing fails (its next system allocation, armed after the cache is emptied);
-   it reports its own error, and the others fail at their next collective with TSR_ERR_DIST
-   naming it, at once rather than after the group's 60 s timeout. The group stays usable. */
+/* The last rank's weighing fails: its k-th system allocation from the start (armed after the
+   cache is emptied), for k over the weighing's allocations, some before any collective, some in
+   the nodes that feed one (a split linear's gathers and sums). It reports its own error, and the
+   others fail with TSR_ERR_DIST naming it, at once rather than after the group's 60 s timeout:
+   its failed collectives took part in their seals as refusals, or, when it failed before any,
+   one refusal told the group. Every rank then has made the same seals: the group stays usable. */
 static void one_rank_fails_the_recipe(const char *dir) {
   tsr_model *split = load(dir, group);
-  tsr_model_calibration *s = calibrated(split);
   CHECK_OK(tsr_group_set_timeout(group, 60));
   bool failing = tsr_group_rank(group) == tsr_group_size(group) - 1;
-  CHECK_OK(tsr_memory_clear_cache(fx_cpu));
-  if (failing) CHECK_OK(tsr_testing_fail_allocation(fx_cpu, 1));
-  char *json = NULL;
-  double start = seconds();
-  tsr_status st = tsr_model_calibration_recipe(s, 6.0, &json);
-  double took = seconds() - start;
-  CHECK(json == NULL);
-  if (failing) {
-    CHECK_STATUS(st, TSR_ERR_NOMEM);
-    CHECK_OK(tsr_testing_fail_allocation(fx_cpu, 0));
-  } else {
-    CHECK_STATUS(st, TSR_ERR_DIST);
+  int fired = 0;
+  for (uint64_t k = 1; k < 4000; k++) {
+    tsr_model_calibration *s = calibrated(split);
+    CHECK_OK(tsr_memory_clear_cache(fx_cpu));
+    if (failing) CHECK_OK(tsr_testing_fail_allocation(fx_cpu, k));
+    char *json = NULL;
+    double start = seconds();
+    tsr_status st = tsr_model_calibration_recipe(s, 6.0, &json);
+    double took = seconds() - start;
+    bool fired_here = failing && tsr_testing_fail_allocation_pending(fx_cpu) == 0;
+    if (failing) CHECK_OK(tsr_testing_fail_allocation(fx_cpu, 0));
+    fired += fired_here;
+    if (fired_here) {
+      CHECK_STATUS(st, TSR_ERR_NOMEM);
+    } else if (st != TSR_OK) {
+      CHECK_STATUS(st, TSR_ERR_DIST); /* another rank's failure */
+    }
+    free(json);
+    if (took > 20)
+      CHECK_FAIL_("k %llu: the failure took %.1f s to reach every rank", (unsigned long long)k,
+                  took);
+    int32_t mine = st != TSR_OK, failures = 0; /* still usable: a sum after the failure */
+    CHECK_OK(tsr_group_all_sum_raw(group, &mine, &failures, 1, TSR_INT32, dist_cpu()));
+    CHECK_OK(tsr_stream_synchronize(dist_cpu()));
+    /* either every rank failed (one did, the others heard of it) or none did */
+    if (failures != 0 && failures != tsr_group_size(group))
+      CHECK_FAIL_("k %llu: %d of %d ranks failed", (unsigned long long)k, failures,
+                  tsr_group_size(group));
+    tsr_model_calibration_free(s);
+    if (failures == 0) break; /* past the weighing's allocations */
   }
-  if (took > 20) CHECK_FAIL_("the recipe's failure took %.1f s to reach every rank", took);
-  int32_t one = 1, sum = 0; /* still usable: a sum after the failure */
-  CHECK_OK(tsr_group_all_sum_raw(group, &one, &sum, 1, TSR_INT32, dist_cpu()));
-  CHECK_OK(tsr_stream_synchronize(dist_cpu()));
-  CHECK(sum == tsr_group_size(group));
-  tsr_model_calibration_free(s);
+  if (failing) CHECK(fired >= 5); /* the loop reached into the weighing */
   tsr_model_free(split);
 }
 
