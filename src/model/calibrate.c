@@ -190,6 +190,7 @@ tsr_status tsr_model_calibration_run(tsr_model_calibration *c, const int32_t *to
   if (!c || !tokens || n == 0)
     return tsr_error_set(TSR_ERR_INVALID, "calibration_run: NULL argument or no tokens");
   tsr_model *m = c->model;
+  uint64_t refusals = tsr_group_refusals(m->group);
   glm_cache cache;
   tsr_status st = glm_cache_new(&cache, m, (int64_t)n);
   if (st == TSR_OK) { /* every row, no logits: lm_head's input is observed for all tokens */
@@ -197,6 +198,7 @@ tsr_status tsr_model_calibration_run(tsr_model_calibration *c, const int32_t *to
     glm_cache_free(&cache);
   }
   if (st == TSR_OK) st = cal_group_combine(c); /* a split model's ranks made whole */
+  st = glm_tell_group(m, st, refusals); /* e.g. the cache, or the combine, failed here alone */
   if (st == TSR_OK) {
     c->prompts++;
     c->tokens += n;

@@ -306,28 +306,6 @@ static tsr_status render_block(const tsr_model_calibration *c, char **json) {
   return *json ? TSR_OK : tsr_error_set(TSR_ERR_NOMEM, "calibrate: out of memory for the recipe");
 }
 
-/* Under a group, a rank whose weighing (or the errors' sum) failed before any of its collectives
-   could refuse (a
-   collective whose input failed seals as a refusal by itself: tsr_group_refusals) would leave the
-   others waiting at their next collective until the group's timeout (60 s by default). It takes
-   part in one more seal instead, as a refusal (a raw all-sum with no buffers, which the seal
-   reports to every rank): the others' next collective then fails at once with TSR_ERR_DIST
-   naming this rank. Its own error stays. Every rank then has made the same seals, so the group
-   stays usable. `refusals_before`: tsr_group_refusals when the weighing began. */
-static tsr_status tell_the_group(tsr_model_calibration *c, tsr_status failure,
-                                 uint64_t refusals_before) {
-  /* TSR_ERR_DIST and TSR_ERR_STATE come from a collective: every rank knows already; and so
-     they do when one of this rank's collectives refused. */
-  if (c->model->shard.ranks == 1 || failure == TSR_ERR_DIST || failure == TSR_ERR_STATE ||
-      tsr_group_refusals(c->model->group) != refusals_before)
-    return failure;
-  char message[1024]; /* tessera's messages are shorter */
-  snprintf(message, sizeof message, "%s", tsr_last_error());
-  (void)tsr_group_all_sum_raw(c->model->group, NULL, NULL, 1, TSR_FLOAT32,
-                              tsr_default_stream(c->model->device));
-  return tsr_error_set(failure, "%s", message);
-}
-
 /* Every quantizable linear weighed at 4 and 8 bits, under a progress bar (when the model was
    loaded with one) over the float32 bytes of the matrices weighed: minutes on a full-size model. */
 static tsr_status weigh_all(tsr_model_calibration *c) {
@@ -345,7 +323,7 @@ static tsr_status weigh_all(tsr_model_calibration *c) {
   }
   progress_end(&bar);
   if (st == TSR_OK) st = sum_errors(c); /* its sum may fail on this rank before it seals */
-  return st == TSR_OK ? TSR_OK : tell_the_group(c, st, refusals);
+  return glm_tell_group(c->model, st, refusals);
 }
 
 tsr_status tsr_model_calibration_recipe(tsr_model_calibration *c, double bits_per_weight,

@@ -1,5 +1,6 @@
 /* model/glm_forward.c — one forward pass of GLM-4 (sandwich norms) or GLM-4.5 (pre-norm, MoE)
  * over new tokens, the KV cache it appends to, and the head (glm-spec §2.3, §2.4, §2.6). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,8 +100,19 @@ static void read_logits(glm_graph *g, tsr_model *m, tsr_array *x, size_t rows, f
   if (st != TSR_OK) graph_fail(g, st);
 }
 
-tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, size_t n,
-                       bool all_positions, float *logits) {
+tsr_status glm_tell_group(tsr_model *m, tsr_status failure, uint64_t refusals_before) {
+  if (failure == TSR_OK || !m->group || m->shard.ranks == 1 || failure == TSR_ERR_DIST ||
+      failure == TSR_ERR_STATE || tsr_group_refusals(m->group) != refusals_before)
+    return failure;
+  char message[1024]; /* tessera's messages are shorter */
+  snprintf(message, sizeof message, "%s", tsr_last_error());
+  (void)tsr_group_all_sum_raw(m->group, NULL, NULL, 1, TSR_FLOAT32, tsr_default_stream(m->device));
+  return tsr_error_set(failure, "%s", message);
+}
+
+/* The forward itself; glm_forward tells the group when it fails. */
+static tsr_status forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, size_t n,
+                          bool all_positions, float *logits) {
   tsr_status st = glm_check_tokens(m, tokens, n);
   if (st != TSR_OK) return st;
   if (n == 0 || (int64_t)n > cache->capacity - cache->length)
@@ -122,4 +134,10 @@ tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, si
   st = graph_end(&g);
   if (st == TSR_OK) cache->length += t;
   return st;
+}
+
+tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, size_t n,
+                       bool all_positions, float *logits) {
+  uint64_t refusals = tsr_group_refusals(m->group);
+  return glm_tell_group(m, forward(m, cache, tokens, n, all_positions, logits), refusals);
 }

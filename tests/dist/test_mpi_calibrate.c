@@ -14,7 +14,9 @@
  * relative: an error weighs squared weight errors (the same weights) by the inputs' mean squares,
  * which move by at most 2 * 2e-4 relative, and the ranks' float32-rounded shares add N roundings
  * of 6e-8; 2e-3 leaves a factor of five. A rank's share alone, or a replica counted twice, misses
- * that by far (a half or a double of the error). */
+ * that by far (a half or a double of the error).
+ * Failures on one rank: its k-th allocation fails, for every k a prompt and a recipe make; every
+ * rank fails (the others with TSR_ERR_DIST, at once) or none does, and the group stays usable. */
 #include <time.h>
 
 #include "dist_check.h"
@@ -180,8 +182,51 @@ static void one_rank_fails_the_recipe(const char *dir) {
   tsr_model_free(split);
 }
 
+/* The last rank's calibration prompt fails: its k-th allocation from the prompt's start, for
+   every k the prompt makes (the forward's nodes, the collectives' outputs, the statistics). It
+   reports TSR_ERR_NOMEM; the others fail with TSR_ERR_DIST at once rather than at the group's
+   timeout, or every rank succeeds; and the group stays usable. */
+static void one_rank_fails_a_prompt(const char *dir) {
+  static const int32_t tokens[6] = {5, 17, 99, 3, 250, 42};
+  tsr_model *split = load(dir, group);
+  CHECK_OK(tsr_group_set_timeout(group, 60));
+  bool failing = tsr_group_rank(group) == tsr_group_size(group) - 1;
+  int fired = 0;
+  for (uint64_t k = 1; k < 4000; k++) {
+    tsr_model_calibration *c = NULL;
+    CHECK_OK(tsr_model_calibration_new(&c, split));
+    CHECK_OK(tsr_memory_clear_cache(fx_cpu));
+    if (failing) CHECK_OK(tsr_testing_fail_allocation(fx_cpu, k));
+    double start = seconds();
+    tsr_status st = tsr_model_calibration_run(c, tokens, 6);
+    double took = seconds() - start;
+    bool fired_here = failing && tsr_testing_fail_allocation_pending(fx_cpu) == 0;
+    if (failing) CHECK_OK(tsr_testing_fail_allocation(fx_cpu, 0));
+    fired += fired_here;
+    if (fired_here) {
+      CHECK_STATUS(st, TSR_ERR_NOMEM);
+    } else if (st != TSR_OK) {
+      CHECK_STATUS(st, TSR_ERR_DIST);
+    }
+    if (took > 20)
+      CHECK_FAIL_("k %llu: the failure took %.1f s to reach every rank", (unsigned long long)k,
+                  took);
+    int32_t mine = st != TSR_OK, failures = 0;
+    CHECK_OK(tsr_group_all_sum_raw(group, &mine, &failures, 1, TSR_INT32, dist_cpu()));
+    CHECK_OK(tsr_stream_synchronize(dist_cpu()));
+    if (failures != 0 && failures != tsr_group_size(group))
+      CHECK_FAIL_("k %llu: %d of %d ranks failed", (unsigned long long)k, failures,
+                  tsr_group_size(group));
+    tsr_model_calibration_free(c);
+    if (failures == 0) break;
+  }
+  if (failing) CHECK(fired >= 5);
+  tsr_model_free(split);
+}
+
 int main(void) {
   group = dist_group("mpi");
+  one_rank_fails_a_prompt(FX_DENSE_HF);
   one_rank_fails_the_recipe(FX_DENSE_HF);
   split_matches_whole(FX_DENSE_HF, "dense");
   split_matches_whole(FX_MOE_HF, "moe");
