@@ -110,7 +110,10 @@ TSR_API tsr_status tsr_group_all_sum_raw(tsr_group *g, const void *send, void *r
  * series of collectives after a failure of its own compares this with its value before the
  * series: unchanged, the other ranks have not heard of the failure and wait at their next
  * collective; one refusal tells them (tsr_group_all_sum_raw with NULL buffers and a count of 1).
- * 0 for NULL. Any thread. */
+ * The count is the group's on this rank, whichever thread's calls refused: with several threads
+ * calling on one group, compare only across a series no other thread's calls overlap. A lazy
+ * collective the caller built and released unevaluated is never run after that (it would seal
+ * out of step). 0 for NULL. Any thread. */
 TSR_API uint64_t tsr_group_refusals(const tsr_group *g);
 
 /* How long a collective waits for the other ranks, in seconds (default 60; 0 waits forever),

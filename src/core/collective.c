@@ -22,9 +22,6 @@ void tsri_collective_refuse(const tsr_array *node) {
   const tsri_collective_params *params = node->params;
   if (!params || node->params_size != sizeof *params || !params->refuse || node->ninputs < 1)
     return;
-  /* Behind a failed collective (the group's previous one, which it waits for while that has not
-     run, or any other): that one's seal was made on every rank and failed on every rank, so every
-     rank's node fails here alike and none seals again. */
   for (int i = 0; i < node->ninputs; i++)
     if (is_collective(node->inputs[i]) && atomic_load(&node->inputs[i]->state) == TSRI_NODE_FAILED)
       return;

@@ -23,8 +23,10 @@ tsr_status tsri_collective_kernel(const tsri_op *op);
  * could not be allocated): takes part in the seal as a refusal, so that every rank still makes
  * the same sequence of seals — the others fail at once naming this rank, instead of waiting out
  * the group's timeout or pairing their call with this rank's next one. Not when an input is a
- * failed collective (its failure was sealed on every rank, so every rank skips this one alike);
- * nothing for other nodes. */
+ * failed collective (the group's previous one, which it runs after while that one has not run:
+ * that failure was sealed on every rank, so every rank skips this one alike, and one refusal of
+ * a rank that failed before its collectives covers the others' whole evaluation); nothing for
+ * other nodes. Its inputs must have finished (eval waits for every input first). */
 void tsri_collective_refuse(const tsr_array *node);
 /* Puts tsri_collective_kernel in a backend's table for every collective primitive. */
 void tsri_register_collectives(tsri_kernel_fn *table);

@@ -221,27 +221,31 @@ static tsr_status wait_for_input(tsr_array *node, const tsr_array *input) {
   return node->stream->iface->wait_event(node->stream, e, "eval");
 }
 
-/* Fences on inputs from other streams; the first failed input's error becomes the node's. */
+/* Fences on inputs from other streams, every one of them even after a failure (a collective's
+   refusal must not seal ahead of the collective it is ordered behind, tsri_collective_refuse);
+   then the first failed input's error becomes the node's. */
 static bool inputs_ready(tsr_array *node) {
+  bool failed = false;
   for (int i = 0; i < node->ninputs; i++) {
-    tsr_array *input = node->inputs[i];
     /* Refused if the other stream's worker is blocked, directly or through others, on work
        queued behind this node (a host function's wait). */
-    tsr_status status = wait_for_input(node, input);
-    if (status != TSR_OK) {
+    tsr_status status = wait_for_input(node, node->inputs[i]);
+    if (status != TSR_OK && !failed) {
       char what[160], message[TSR_ERROR_MAX + 200];
       snprintf(message, sizeof message, "%s: %s", tsri_array_describe(node, what, sizeof what),
                tsr_last_error());
       record_failure(node, status, message);
-      return false;
-    }
-    if (atomic_load(&input->state) == TSRI_NODE_FAILED) {
-      record_failure(node, input->status,
-                     input->message ? input->message : tsr_status_name(input->status));
-      return false;
+      failed = true;
     }
   }
-  return true;
+  for (int i = 0; i < node->ninputs && !failed; i++) {
+    tsr_array *input = node->inputs[i];
+    if (atomic_load(&input->state) != TSRI_NODE_FAILED) continue;
+    record_failure(node, input->status,
+                   input->message ? input->message : tsr_status_name(input->status));
+    failed = true;
+  }
+  return !failed;
 }
 
 static void run_kernel(tsr_array *node) {

@@ -82,6 +82,7 @@ tsr_status tsri_group_new(const tsri_transport *transport, void *transport_ctx, 
   g->transport = transport;
   g->transport_ctx = transport_ctx;
   atomic_init(&g->chunk_elems, (uint_fast64_t)INT_MAX);
+  atomic_init(&g->refusals, 0);
   g->timeout_s = 60.0;
   pthread_mutex_init(&g->seal_mutex, NULL);
   pthread_mutex_init(&g->mutex, NULL);

@@ -1,7 +1,9 @@
 /* dist/lazy.c — tsr_all_sum and tsr_all_gather: lazy collective nodes (core/collective.h) and
  * their runner, which seals the call and moves the data through the group's transport when the
  * node runs on its stream. Each node depends on the group's previous lazy collective while that
- * one has not run, so one group's collectives run in creation order on every rank. A local
+ * one has not run, so one group's collectives seal in creation order on every rank; one that
+ * fails before it can seal seals as a refusal unless it failed behind a failed collective
+ * (tsri_collective_refuse), so every rank makes the same seals. A local
  * group needs no collective: the result is x itself (a reshape node on the stream); an mpi or
  * nccl group of one rank still goes through its transport. */
 #include <stdio.h>
@@ -133,7 +135,11 @@ static tsr_status collective_node(const char *what, tsri_primitive primitive, ts
   int ninputs = 1;
   if (g->last_lazy) {
     int state = atomic_load(&g->last_lazy->state);
-    if (state == TSRI_NODE_LAZY || state == TSRI_NODE_SUBMITTED) ninputs = 2;
+    /* A lazy one only the group still holds was abandoned (its caller failed before evaluating
+       it and told the group with a refusal instead, glm_tell_group): nothing may run it now, or
+       it would seal out of step with the other ranks. */
+    bool abandoned = state == TSRI_NODE_LAZY && atomic_load(&g->last_lazy->refs) == 1;
+    if ((state == TSRI_NODE_LAZY && !abandoned) || state == TSRI_NODE_SUBMITTED) ninputs = 2;
   }
   tsr_array *node = NULL;
   status = tsri_node_new(&node, primitive, &params, sizeof params, x->dtype, shape, ndim, inputs,

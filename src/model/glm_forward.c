@@ -102,7 +102,7 @@ static void read_logits(glm_graph *g, tsr_model *m, tsr_array *x, size_t rows, f
 
 tsr_status glm_tell_group(tsr_model *m, tsr_status failure, uint64_t refusals_before) {
   if (failure == TSR_OK || !m->group || m->shard.ranks == 1 || failure == TSR_ERR_DIST ||
-      failure == TSR_ERR_STATE || tsr_group_refusals(m->group) != refusals_before)
+      tsr_group_refusals(m->group) != refusals_before)
     return failure;
   char message[1024]; /* tessera's messages are shorter */
   snprintf(message, sizeof message, "%s", tsr_last_error());

@@ -55,8 +55,9 @@ tsr_status glm_forward(tsr_model *m, glm_cache *cache, const int32_t *tokens, si
  * between collectives) would leave the others waiting at their next collective until the group's
  * timeout. It takes part in one more seal instead, as a refusal (a raw all-sum with no buffers):
  * the others' next collective fails at once with TSR_ERR_DIST naming this rank, and every rank
- * has made the same seals, so the group stays usable. TSR_ERR_DIST and TSR_ERR_STATE came from a
- * collective (every rank knows). Returns `failure`, with this rank's message kept. */
+ * has made the same seals, so the group stays usable (a lazy collective it built and abandoned is
+ * never run: dist/lazy.c). TSR_ERR_DIST came from a collective: every rank knows. Returns
+ * `failure`, with this rank's message kept. */
 tsr_status glm_tell_group(tsr_model *m, tsr_status failure, uint64_t refusals_before);
 /* TSR_ERR_INVALID naming the first token outside [0, vocab). */
 tsr_status glm_check_tokens(const tsr_model *m, const int32_t *tokens, size_t n);

@@ -168,15 +168,16 @@ static void one_rank_fails_the_recipe(const char *dir) {
     if (took > 20)
       CHECK_FAIL_("k %llu: the failure took %.1f s to reach every rank", (unsigned long long)k,
                   took);
-    int32_t mine = st != TSR_OK, failures = 0; /* still usable: a sum after the failure */
-    CHECK_OK(tsr_group_all_sum_raw(group, &mine, &failures, 1, TSR_INT32, dist_cpu()));
+    /* still usable: a sum after the failure, of who failed and whether the failure fired */
+    int32_t mine[2] = {st != TSR_OK, fired_here}, all[2] = {0, 0};
+    CHECK_OK(tsr_group_all_sum_raw(group, mine, all, 2, TSR_INT32, dist_cpu()));
     CHECK_OK(tsr_stream_synchronize(dist_cpu()));
     /* either every rank failed (one did, the others heard of it) or none did */
-    if (failures != 0 && failures != tsr_group_size(group))
-      CHECK_FAIL_("k %llu: %d of %d ranks failed", (unsigned long long)k, failures,
+    if (all[0] != 0 && all[0] != tsr_group_size(group))
+      CHECK_FAIL_("k %llu: %d of %d ranks failed", (unsigned long long)k, all[0],
                   tsr_group_size(group));
     tsr_model_calibration_free(s);
-    if (failures == 0) break; /* past the weighing's allocations */
+    if (all[1] == 0) break; /* past the weighing's allocations */
   }
   if (failing) CHECK(fired >= 5); /* the loop reached into the weighing */
   tsr_model_free(split);
@@ -211,14 +212,14 @@ static void one_rank_fails_a_prompt(const char *dir) {
     if (took > 20)
       CHECK_FAIL_("k %llu: the failure took %.1f s to reach every rank", (unsigned long long)k,
                   took);
-    int32_t mine = st != TSR_OK, failures = 0;
-    CHECK_OK(tsr_group_all_sum_raw(group, &mine, &failures, 1, TSR_INT32, dist_cpu()));
+    int32_t mine[2] = {st != TSR_OK, fired_here}, all[2] = {0, 0};
+    CHECK_OK(tsr_group_all_sum_raw(group, mine, all, 2, TSR_INT32, dist_cpu()));
     CHECK_OK(tsr_stream_synchronize(dist_cpu()));
-    if (failures != 0 && failures != tsr_group_size(group))
-      CHECK_FAIL_("k %llu: %d of %d ranks failed", (unsigned long long)k, failures,
+    if (all[0] != 0 && all[0] != tsr_group_size(group))
+      CHECK_FAIL_("k %llu: %d of %d ranks failed", (unsigned long long)k, all[0],
                   tsr_group_size(group));
     tsr_model_calibration_free(c);
-    if (failures == 0) break;
+    if (all[1] == 0) break; /* past the prompt's allocations */
   }
   if (failing) CHECK(fired >= 5);
   tsr_model_free(split);

@@ -175,7 +175,7 @@ static double seconds_now(void) {
    rank fails with its own TSR_ERR_INVALID; its collective never sums, but it still takes part in
    the seal as a refusal, so every other rank fails at once with TSR_ERR_DIST naming it instead
    of waiting out the group's 30 s timeout; a second collective built behind the first (chained
-   to it) fails alike on every rank, and the group stays usable. */
+   to it) fails alike on every rank without sealing, and the group stays usable. */
 static void failed_input(tsr_group *g) {
   int rank = rank_of(g), last = tsr_group_size(g) - 1;
   float a[4] = {1, 2, 3, 4};
@@ -205,6 +205,72 @@ static void failed_input(tsr_group *g) {
   sum_in_graph(g); /* still usable */
 }
 
+/* As failed_input, behind a slow sum on another stream: the failed collective's refusal waits
+   for the sum it is ordered behind, so it does not take that one's place in the sequence (the
+   others would pair their slow sum with the refusal and this rank's slow sum with their next
+   call). */
+static void refusal_behind_another_stream(tsr_group *g) {
+  int rank = rank_of(g), last = tsr_group_size(g) - 1;
+  tsr_stream *other = NULL;
+  CHECK_OK(tsr_stream_new(&other, (tsr_device){TSR_CPU, 0}));
+  int64_t big[2] = {512, 512}, four[1] = {4}, two[1] = {2};
+  float *m = malloc(512 * 512 * sizeof *m), a[4] = {1, 2, 3, 4};
+  CHECK(m != NULL);
+  for (int i = 0; i < 512 * 512; i++)
+    m[i] = (float)(i % 7) * 1e-3f;
+  tsr_array *w = from(m, TSR_FLOAT32, big, 2), *slow = NULL, *p = NULL;
+  CHECK_OK(tsr_matmul(&slow, w, w, other));
+  for (int i = 0; i < 6; i++) { /* tens of ms of work before the slow sum can seal */
+    tsr_array *next = NULL;
+    CHECK_OK(tsr_matmul(&next, slow, w, other));
+    tsr_array_release(slow);
+    slow = next;
+  }
+  CHECK_OK(tsr_all_sum(&p, slow, g, other));
+  int32_t good[2] = {0, 3}, bad[2] = {0, 99}, zero = 0;
+  tsr_array *x = from(a, TSR_FLOAT32, four, 1), *z = from(&zero, TSR_INT32, NULL, 0);
+  tsr_array *given = from(rank == last ? bad : good, TSR_INT32, two, 1);
+  tsr_array *indices = NULL, *taken = NULL, *c = NULL;
+  CHECK_OK(tsr_add(&indices, given, z, NULL));
+  CHECK_OK(tsr_take(&taken, x, indices, 0, NULL));
+  CHECK_OK(tsr_all_sum(&c, taken, g, NULL));
+  CHECK_STATUS(tsr_eval(&c, 1), rank == last ? TSR_ERR_INVALID : TSR_ERR_DIST);
+  CHECK_OK(tsr_eval(&p, 1)); /* the slow sum paired with itself on every rank */
+  tsr_array *all[] = {w, slow, p, x, z, given, indices, taken, c};
+  for (size_t i = 0; i < 9; i++)
+    tsr_array_release(all[i]);
+  free(m);
+  CHECK_OK(tsr_stream_free(other));
+  sum_in_graph(g); /* still in step */
+}
+
+/* The last rank builds a lazy sum and abandons it (released unevaluated: its caller failed
+   before evaluating it), telling the group with one raw refusal instead; the others' sum fails
+   at once. The abandoned node must never run: the next lazy sum, on every rank, sums the right
+   values (an abandoned node run behind it would seal out of step: one rank summing the wrong
+   call's data, the other timing out). */
+static void abandoned(tsr_group *g) {
+  int rank = rank_of(g), last = tsr_group_size(g) - 1;
+  float hundred[2] = {100, 100}, one[2] = {1, 1}, got[2];
+  int64_t shape[1] = {2};
+  tsr_array *x = from(hundred, TSR_FLOAT32, shape, 1), *ones = from(one, TSR_FLOAT32, shape, 1);
+  tsr_array *first = NULL, *next = NULL;
+  CHECK_OK(tsr_all_sum(&first, x, g, NULL));
+  if (rank == last) {
+    tsr_array_release(first);
+    CHECK_STATUS(tsr_group_all_sum_raw(g, NULL, NULL, 1, TSR_FLOAT32, NULL), TSR_ERR_INVALID);
+  } else {
+    CHECK_STATUS(tsr_eval(&first, 1), TSR_ERR_DIST);
+    tsr_array_release(first);
+  }
+  CHECK_OK(tsr_all_sum(&next, ones, g, NULL));
+  CHECK_OK(tsr_array_read(next, got, sizeof got));
+  CHECK(got[0] == (float)tsr_group_size(g) && got[1] == (float)tsr_group_size(g));
+  tsr_array_release(next);
+  tsr_array_release(ones);
+  tsr_array_release(x);
+}
+
 int main(void) {
   tsr_group *g = dist_group("auto"); /* under mpirun without GPUs: an mpi group */
   CHECK_OK(tsr_group_set_timeout(g, 30));
@@ -214,6 +280,8 @@ int main(void) {
   creation_order(g);
   gpu_staging(g);
   failed_input(g);
+  refusal_behind_another_stream(g);
+  abandoned(g);
   int rank = rank_of(g), size = tsr_group_size(g);
   tsr_group_free(g);
   freed_group();
