@@ -488,7 +488,7 @@ static bool enqueue_quantize(void *ctx, int i) {
     fail("quantize", st);
     return false;
   }
-  for (int j = 0; j < 3; j++)
+  for (int j = 0; j < (b ? 3 : 2); j++) /* no biases outside affine */
     c->held[c->held_count++] = all[j];
   return true;
 }
@@ -524,6 +524,8 @@ static void dequantize_row(const roofs *r, quantize_ctx *c, double weight_bytes)
   if (us > 0)
     printf("  dequantize to bf16 [28672, 8192]: %9.2f µs %7.0f GB/s  %.2f of the copy roof%s\n", us,
            bytes / us / 1e3, bytes / us / 1e3 / r->copy_roof, host_bound ? "  (host-bound)" : "");
+  else
+    printf("  dequantize to bf16 [28672, 8192]: failed\n");
   tsr_array_release(c->w_q);
   tsr_array_release(c->scales);
   tsr_array_release(c->biases);
@@ -543,6 +545,9 @@ static int quantize_row(const roofs *r, tsr_stream *s, const format *f) {
   if (us > 0)
     printf("  quantize bf16 [28672, 8192]: %9.2f µs %7.0f GB/s  %.2f of the copy roof%s\n", us,
            bytes / us / 1e3, bytes / us / 1e3 / r->copy_roof, host_bound ? "  (host-bound)" : "");
+  else
+    printf("  quantize bf16 [28672, 8192]: failed\n");
+  c.failed = false; /* the dequantize row's own */
   dequantize_row(r, &c, weight_bytes(f, shape[0], shape[1]));
   tsr_array_release(c.w);
   return 0;

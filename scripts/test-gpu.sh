@@ -37,7 +37,7 @@ for k in ${KERNELS:-auto}; do
       continue
     fi
     # AOT options may not hold quotes, backslashes or ;: such a specialization stays JIT-only
-    grep -v '["\\;]' "$record" | sort -u >"$build/suite-kernels.aot"
+    { grep -v '["\\;]' "$record" || true; } | sort -u >"$build/suite-kernels.aot"
     wc -l <"$build/suite-kernels.aot" | xargs printf 'test-gpu: %s specializations built as AOT modules\n' |
       log "test_$k.txt"
     if ! AOT_EXTRA="$PWD/$build/suite-kernels.aot" gpu_build >"$build/build_aot.log" 2>&1; then
@@ -48,7 +48,8 @@ for k in ${KERNELS:-auto}; do
   fi
   (cd "$build" && TSR_KERNELS=$k ctest --output-on-failure -j"$jobs" ${TESTS:+-R "$TESTS"} ${EXCLUDE:+-E "$EXCLUDE"}) 2>&1 |
     log "test_$k.txt" || failed=1
-  if [ -n "${TSR_KERNEL_RECORD:-}" ] && [ -n "$out" ] && [ -s "$record" ]; then
+  if [ "$k" = jit ] && [ "${AOT_SET:-}" = suite ] && [ -z "${AOT_RECORD:-}" ] && [ -n "$out" ] &&
+    [ -s "$record" ]; then
     sort -u "$record" >"$out/suite-kernels.txt"
   fi
 done
