@@ -137,24 +137,43 @@ static double seconds(void) {
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* The last rank's weighing fails: its k-th system allocation from the start (armed after the
-   cache is emptied), for k over the weighing's allocations, some before any collective, some in
-   the nodes that feed one (a split linear's gathers and sums). It reports its own error, and the
-   others fail with TSR_ERR_DIST naming it, at once rather than after the group's 60 s timeout:
-   its failed collectives took part in their seals as refusals, or, when it failed before any,
-   one refusal told the group. Every rank then has made the same seals: the group stays usable. */
-static void one_rank_fails_the_recipe(const char *dir) {
+/* One step of a calibration the last rank may fail: a prompt (the forward's nodes, the
+   collectives' outputs, the statistics), or a recipe over a calibration made beforehand (the
+   weighing: some allocations before any collective, some in the nodes that feed one, a split
+   linear's gathers and sums). */
+static tsr_model_calibration *step_input(tsr_model *m, bool recipe) {
+  if (recipe) return calibrated(m);
+  tsr_model_calibration *c = NULL;
+  CHECK_OK(tsr_model_calibration_new(&c, m));
+  return c;
+}
+
+static tsr_status step(tsr_model_calibration *c, bool recipe) {
+  static const int32_t tokens[6] = {5, 17, 99, 3, 250, 42};
+  if (!recipe) return tsr_model_calibration_run(c, tokens, 6);
+  char *json = NULL;
+  tsr_status st = tsr_model_calibration_recipe(c, 6.0, &json);
+  free(json);
+  return st;
+}
+
+/* The last rank's k-th system allocation of the step fails (armed after the cache is emptied),
+   for every k the step makes. That rank reports its own error; the others fail with
+   TSR_ERR_DIST naming it, at once rather than after the group's 60 s timeout (its failed
+   collectives took part in their seals as refusals, or, when it failed before any, one refusal
+   told the group), or every rank succeeds. Every rank has then made the same seals: a sum
+   afterwards succeeds. */
+static void one_rank_fails(const char *dir, bool recipe) {
   tsr_model *split = load(dir, group);
   CHECK_OK(tsr_group_set_timeout(group, 60));
   bool failing = tsr_group_rank(group) == tsr_group_size(group) - 1;
   int fired = 0;
   for (uint64_t k = 1; k < 4000; k++) {
-    tsr_model_calibration *s = calibrated(split);
+    tsr_model_calibration *c = step_input(split, recipe);
     CHECK_OK(tsr_memory_clear_cache(fx_cpu));
     if (failing) CHECK_OK(tsr_testing_fail_allocation(fx_cpu, k));
-    char *json = NULL;
     double start = seconds();
-    tsr_status st = tsr_model_calibration_recipe(s, 6.0, &json);
+    tsr_status st = step(c, recipe);
     double took = seconds() - start;
     bool fired_here = failing && tsr_testing_fail_allocation_pending(fx_cpu) == 0;
     if (failing) CHECK_OK(tsr_testing_fail_allocation(fx_cpu, 0));
@@ -164,71 +183,27 @@ static void one_rank_fails_the_recipe(const char *dir) {
     } else if (st != TSR_OK) {
       CHECK_STATUS(st, TSR_ERR_DIST); /* another rank's failure */
     }
-    free(json);
     if (took > 20)
-      CHECK_FAIL_("k %llu: the failure took %.1f s to reach every rank", (unsigned long long)k,
-                  took);
+      CHECK_FAIL_("%s, k %llu: the failure took %.1f s to reach every rank",
+                  recipe ? "recipe" : "prompt", (unsigned long long)k, took);
     /* still usable: a sum after the failure, of who failed and whether the failure fired */
     int32_t mine[2] = {st != TSR_OK, fired_here}, all[2] = {0, 0};
     CHECK_OK(tsr_group_all_sum_raw(group, mine, all, 2, TSR_INT32, dist_cpu()));
     CHECK_OK(tsr_stream_synchronize(dist_cpu()));
-    /* either every rank failed (one did, the others heard of it) or none did */
     if (all[0] != 0 && all[0] != tsr_group_size(group))
-      CHECK_FAIL_("k %llu: %d of %d ranks failed", (unsigned long long)k, all[0],
-                  tsr_group_size(group));
-    tsr_model_calibration_free(s);
-    if (all[1] == 0) break; /* past the weighing's allocations */
-  }
-  if (failing) CHECK(fired >= 5); /* the loop reached into the weighing */
-  tsr_model_free(split);
-}
-
-/* The last rank's calibration prompt fails: its k-th allocation from the prompt's start, for
-   every k the prompt makes (the forward's nodes, the collectives' outputs, the statistics). It
-   reports TSR_ERR_NOMEM; the others fail with TSR_ERR_DIST at once rather than at the group's
-   timeout, or every rank succeeds; and the group stays usable. */
-static void one_rank_fails_a_prompt(const char *dir) {
-  static const int32_t tokens[6] = {5, 17, 99, 3, 250, 42};
-  tsr_model *split = load(dir, group);
-  CHECK_OK(tsr_group_set_timeout(group, 60));
-  bool failing = tsr_group_rank(group) == tsr_group_size(group) - 1;
-  int fired = 0;
-  for (uint64_t k = 1; k < 4000; k++) {
-    tsr_model_calibration *c = NULL;
-    CHECK_OK(tsr_model_calibration_new(&c, split));
-    CHECK_OK(tsr_memory_clear_cache(fx_cpu));
-    if (failing) CHECK_OK(tsr_testing_fail_allocation(fx_cpu, k));
-    double start = seconds();
-    tsr_status st = tsr_model_calibration_run(c, tokens, 6);
-    double took = seconds() - start;
-    bool fired_here = failing && tsr_testing_fail_allocation_pending(fx_cpu) == 0;
-    if (failing) CHECK_OK(tsr_testing_fail_allocation(fx_cpu, 0));
-    fired += fired_here;
-    if (fired_here) {
-      CHECK_STATUS(st, TSR_ERR_NOMEM);
-    } else if (st != TSR_OK) {
-      CHECK_STATUS(st, TSR_ERR_DIST);
-    }
-    if (took > 20)
-      CHECK_FAIL_("k %llu: the failure took %.1f s to reach every rank", (unsigned long long)k,
-                  took);
-    int32_t mine[2] = {st != TSR_OK, fired_here}, all[2] = {0, 0};
-    CHECK_OK(tsr_group_all_sum_raw(group, mine, all, 2, TSR_INT32, dist_cpu()));
-    CHECK_OK(tsr_stream_synchronize(dist_cpu()));
-    if (all[0] != 0 && all[0] != tsr_group_size(group))
-      CHECK_FAIL_("k %llu: %d of %d ranks failed", (unsigned long long)k, all[0],
-                  tsr_group_size(group));
+      CHECK_FAIL_("%s, k %llu: %d of %d ranks failed", recipe ? "recipe" : "prompt",
+                  (unsigned long long)k, all[0], tsr_group_size(group));
     tsr_model_calibration_free(c);
-    if (all[1] == 0) break; /* past the prompt's allocations */
+    if (all[1] == 0) break; /* past the step's allocations */
   }
-  if (failing) CHECK(fired >= 5);
+  if (failing) CHECK(fired >= 5); /* the loop reached into the step */
   tsr_model_free(split);
 }
 
 int main(void) {
   group = dist_group("mpi");
-  one_rank_fails_a_prompt(FX_DENSE_HF);
-  one_rank_fails_the_recipe(FX_DENSE_HF);
+  one_rank_fails(FX_DENSE_HF, false);
+  one_rank_fails(FX_DENSE_HF, true);
   split_matches_whole(FX_DENSE_HF, "dense");
   split_matches_whole(FX_MOE_HF, "moe");
   tsr_group_free(group);
