@@ -11,7 +11,11 @@
  *    rms_norm, rope, a 4-bit quantized matmul at M = 1, decode sdpa, take, slice_update), µs per
  *    op to build, to submit (the inline launches) and in all, against the cheapest enqueue the
  *    runtime has (cudaMemsetAsync of 64 bytes, back to back): the launch roof a decode step of
- *    ~1500 ops is measured against.
+ *    ~1500 ops is measured against;
+ *  - one-block decode ops warm and cold: an rms_norm [1, 4096] (float32 x, bfloat16 weight, as
+ *    in a decode step) and an add of [4096], timed on the device between events, each right after
+ *    the same op (everything warm) or right after a 256 MiB device copy (its weight's lines out of
+ *    L2 and its pages out of the TLB, as after a decode step's weight-streaming products).
  * Timings are wall clock around synchronized work, best of several repeats. Without a usable GPU
  * it says so and exits 0. */
 #include <cublasLt.h>
@@ -438,6 +442,117 @@ static int host_cost_rows(tsr_stream *s) {
   return rc;
 }
 
+/* ---- one-block ops warm and cold ----------------------------------------------------------- */
+
+enum { COLD_REPS = 40, COLD_EVICT_BYTES = 256 << 20 };
+
+static int cold_gate_open;
+
+/* Holds the stream until everything is enqueued, or 2 s (an enqueue that waited for the stream
+   would otherwise never return; the run then times its launches too, and says so). */
+static void CUDART_CB cold_gate(void *ctx) {
+  double start = now_s();
+  while (!__atomic_load_n(&cold_gate_open, __ATOMIC_ACQUIRE)) {
+    if (now_s() - start > 2.0) {
+      *(int *)ctx = 1;
+      return;
+    }
+    usleep(20);
+  }
+}
+
+/* Median device µs of `op` (x -> out on s) over COLD_REPS, each bracketed by events and preceded
+   by a 256 MiB device copy when `cold`. Everything is enqueued behind a host gate first, so the
+   events time the kernel, not its launch. -1 on failure. */
+static double bracketed_us(tsr_status (*op)(tsr_array **, tsr_array *, tsr_array *, tsr_stream *),
+                           tsr_array *x, tsr_array *w, tsr_stream *s, void *evict, bool cold) {
+  cudaStream_t stream = (cudaStream_t)tsr_stream_native(s);
+  cudaEvent_t ev[2 * COLD_REPS];
+  tsr_array *out[COLD_REPS] = {0};
+  for (int i = 0; i < 2 * COLD_REPS; i++)
+    CUDA_OK(cudaEventCreate(&ev[i]));
+  tsr_array *warm = NULL; /* first use: the JIT compile and the output's buffer */
+  if (op(&warm, x, w, s) != TSR_OK || tsr_eval(&warm, 1) != TSR_OK) return -1.0;
+  tsr_array_release(warm);
+  static int forced;
+  forced = 0;
+  __atomic_store_n(&cold_gate_open, 0, __ATOMIC_RELEASE);
+  CUDA_OK(cudaLaunchHostFunc(stream, cold_gate, &forced));
+  bool ok = true;
+  for (int r = 0; ok && r < COLD_REPS; r++) {
+    if (cold) {
+      char *half = (char *)evict + COLD_EVICT_BYTES / 2;
+      ok = cudaMemcpyAsync(half, evict, COLD_EVICT_BYTES / 2, cudaMemcpyDeviceToDevice, stream) ==
+           cudaSuccess;
+    }
+    ok = ok && cudaEventRecord(ev[2 * r], stream) == cudaSuccess;
+    ok = ok && op(&out[r], x, w, s) == TSR_OK && tsr_async_eval(&out[r], 1) == TSR_OK;
+    ok = ok && cudaEventRecord(ev[2 * r + 1], stream) == cudaSuccess;
+  }
+  __atomic_store_n(&cold_gate_open, 1, __ATOMIC_RELEASE);
+  ok = ok && cudaStreamSynchronize(stream) == cudaSuccess;
+  float us[COLD_REPS];
+  for (int r = 0; ok && r < COLD_REPS; r++) {
+    float ms = 0;
+    ok = cudaEventElapsedTime(&ms, ev[2 * r], ev[2 * r + 1]) == cudaSuccess;
+    us[r] = 1e3f * ms;
+  }
+  for (int r = 0; r < COLD_REPS; r++)
+    tsr_array_release(out[r]);
+  for (int i = 0; i < 2 * COLD_REPS; i++)
+    cudaEventDestroy(ev[i]);
+  if (!ok) return -1.0;
+  if (forced) printf("  (the gate opened itself: the enqueues waited for the stream)\n");
+  for (int i = 1; i < COLD_REPS; i++) /* insertion sort: the median */
+    for (int j = i; j > 0 && us[j] < us[j - 1]; j--) {
+      float t = us[j];
+      us[j] = us[j - 1];
+      us[j - 1] = t;
+    }
+  return us[COLD_REPS / 2];
+}
+
+static tsr_status rms_norm_op(tsr_array **out, tsr_array *x, tsr_array *w, tsr_stream *s) {
+  return tsr_rms_norm(out, x, w, 1e-5f, s);
+}
+
+static int cold_warm_rows(tsr_stream *s) {
+  int64_t row[2] = {1, 4096}, vec[1] = {4096};
+  tsr_array *x = NULL, *w = NULL, *v = NULL, *w32 = NULL;
+  tsr_status st = full_on(s, row, 2, 0.5, TSR_FLOAT32, &x);
+  if (st == TSR_OK) st = full_on(s, vec, 1, 1.0, TSR_BFLOAT16, &w);
+  if (st == TSR_OK) st = full_on(s, vec, 1, 0.5, TSR_FLOAT32, &v);
+  if (st == TSR_OK) st = full_on(s, vec, 1, 1.0, TSR_FLOAT32, &w32);
+  void *evict = NULL;
+  if (st != TSR_OK) return fail("cold/warm operands", st);
+  if (cudaMalloc(&evict, COLD_EVICT_BYTES) != cudaSuccess) {
+    fprintf(stderr, "gpu_basics: cudaMalloc of %d MiB failed\n", COLD_EVICT_BYTES >> 20);
+    return 1;
+  }
+  printf(
+      "\none-block decode ops, device µs between events (median of %d): after the same op, "
+      "after a %d MiB device copy\n",
+      COLD_REPS, COLD_EVICT_BYTES >> 20);
+  const struct {
+    const char *name;
+    tsr_status (*op)(tsr_array **, tsr_array *, tsr_array *, tsr_stream *);
+    tsr_array *x, *w;
+  } rows[2] = {{"rms_norm [1, 4096] f32, bf16 weight", rms_norm_op, x, w},
+               {"add [4096] f32", add_op, v, w32}};
+  int rc = 0;
+  for (int i = 0; i < 2; i++) {
+    double warm = bracketed_us(rows[i].op, rows[i].x, rows[i].w, s, evict, false);
+    double cold = bracketed_us(rows[i].op, rows[i].x, rows[i].w, s, evict, true);
+    if (warm < 0 || cold < 0) rc = 1;
+    printf("%-44s %8.2f warm %8.2f cold\n", rows[i].name, warm, cold);
+  }
+  cudaFree(evict);
+  tsr_array *all[4] = {x, w, v, w32};
+  for (int i = 0; i < 4; i++)
+    tsr_array_release(all[i]);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   tsr_device gpu = {TSR_GPU, 0};
   bool child = argc > 1 && strcmp(argv[1], "--first-use") == 0;
@@ -471,6 +586,7 @@ int main(int argc, char **argv) {
   int rc = elementwise_rows(s, roof);
   rc |= matmul_rows(s, &env);
   rc |= host_cost_rows(s);
+  rc |= cold_warm_rows(s);
   cudaFree(env.workspace);
   cublasLtDestroy(env.lt);
   tsr_stream_free(s);
