@@ -28,6 +28,8 @@
 
 #include <tessera/tessera.h>
 
+#include "gpu_gate.h"
+
 enum { REPEATS = 7 };
 
 static double now_s(void) {
@@ -446,21 +448,6 @@ static int host_cost_rows(tsr_stream *s) {
 
 enum { COLD_REPS = 40, COLD_EVICT_BYTES = 256 << 20 };
 
-static int cold_gate_open;
-
-/* Holds the stream until everything is enqueued, or 2 s (an enqueue that waited for the stream
-   would otherwise never return; the run then times its launches too, and says so). */
-static void CUDART_CB cold_gate(void *ctx) {
-  double start = now_s();
-  while (!__atomic_load_n(&cold_gate_open, __ATOMIC_ACQUIRE)) {
-    if (now_s() - start > 2.0) {
-      *(int *)ctx = 1;
-      return;
-    }
-    usleep(20);
-  }
-}
-
 /* Median device µs of `op` (x -> out on s) over COLD_REPS, each bracketed by events and preceded
    by a 256 MiB device copy when `cold`. Everything is enqueued behind a host gate first, so the
    events time the kernel, not its launch. -1 on failure. */
@@ -474,10 +461,7 @@ static double bracketed_us(tsr_status (*op)(tsr_array **, tsr_array *, tsr_array
   tsr_array *warm = NULL; /* first use: the JIT compile and the output's buffer */
   if (op(&warm, x, w, s) != TSR_OK || tsr_eval(&warm, 1) != TSR_OK) return -1.0;
   tsr_array_release(warm);
-  static int forced;
-  forced = 0;
-  __atomic_store_n(&cold_gate_open, 0, __ATOMIC_RELEASE);
-  CUDA_OK(cudaLaunchHostFunc(stream, cold_gate, &forced));
+  CUDA_OK(gate_hold(stream));
   bool ok = true;
   for (int r = 0; ok && r < COLD_REPS; r++) {
     if (cold) {
@@ -489,7 +473,7 @@ static double bracketed_us(tsr_status (*op)(tsr_array **, tsr_array *, tsr_array
     ok = ok && op(&out[r], x, w, s) == TSR_OK && tsr_async_eval(&out[r], 1) == TSR_OK;
     ok = ok && cudaEventRecord(ev[2 * r + 1], stream) == cudaSuccess;
   }
-  __atomic_store_n(&cold_gate_open, 1, __ATOMIC_RELEASE);
+  gate_release();
   ok = ok && cudaStreamSynchronize(stream) == cudaSuccess;
   float us[COLD_REPS];
   for (int r = 0; ok && r < COLD_REPS; r++) {
@@ -502,7 +486,8 @@ static double bracketed_us(tsr_status (*op)(tsr_array **, tsr_array *, tsr_array
   for (int i = 0; i < 2 * COLD_REPS; i++)
     cudaEventDestroy(ev[i]);
   if (!ok) return -1.0;
-  if (forced) printf("  (the gate opened itself: the enqueues waited for the stream)\n");
+  if (gate_opened_itself())
+    printf("  (the gate opened itself: the enqueues waited for the stream)\n");
   for (int i = 1; i < COLD_REPS; i++) /* insertion sort: the median */
     for (int j = i; j > 0 && us[j] < us[j - 1]; j--) {
       float t = us[j];

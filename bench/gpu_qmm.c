@@ -19,13 +19,14 @@
  * activations are. Without a usable GPU it says so and exits 0. */
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include <tessera/tessera.h>
+
+#include "gpu_gate.h"
 
 enum { REPS = 40, MAX_COPIES = 64 };
 static const double ROTATION_BYTES = 256.0 * 1024 * 1024;
@@ -69,22 +70,6 @@ static bool m_selected(int64_t m) {
 /* ---- kernel time behind a gate ----------------------------------------------------------------
  */
 
-static int gate_open, gate_forced;
-
-static void gate_fn(void *ctx) {
-  (void)ctx;
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  while (!__atomic_load_n(&gate_open, __ATOMIC_ACQUIRE)) {
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    if ((double)(t.tv_sec - t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - t0.tv_nsec) > 2.0) {
-      __atomic_store_n(&gate_forced, 1, __ATOMIC_RELEASE);
-      return;
-    }
-    sched_yield();
-  }
-}
-
 /* Enqueues repetition i on the stream; returns false on failure (already reported). */
 typedef bool (*enqueue_fn)(void *ctx, int i);
 
@@ -106,20 +91,17 @@ static double gated_us(cudaStream_t stream, enqueue_fn fn, reset_fn reset, void 
     struct timespec pause = {0, 20 * 1000 * 1000}; /* tessera's release thread returns them */
     nanosleep(&pause, NULL);
   }
-  __atomic_store_n(&gate_open, 0, __ATOMIC_RELEASE);
-  __atomic_store_n(&gate_forced, 0, __ATOMIC_RELEASE);
-  bool ok = cudaLaunchHostFunc(stream, gate_fn, NULL) == cudaSuccess &&
-            cudaEventRecord(e0, stream) == cudaSuccess;
+  bool ok = gate_hold(stream) == cudaSuccess && cudaEventRecord(e0, stream) == cudaSuccess;
   for (int i = 0; ok && i < reps; i++)
     ok = fn(ctx, i);
   ok = ok && cudaEventRecord(e1, stream) == cudaSuccess;
-  __atomic_store_n(&gate_open, 1, __ATOMIC_RELEASE);
+  gate_release();
   float ms = 0.0f;
   ok = ok && cudaEventSynchronize(e1) == cudaSuccess && cudaEventElapsedTime(&ms, e0, e1) == 0;
   cudaStreamSynchronize(stream);
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
-  *host_bound = __atomic_load_n(&gate_forced, __ATOMIC_ACQUIRE) != 0;
+  *host_bound = gate_opened_itself();
   return ok ? 1e3 * (double)ms / reps : -1.0;
 }
 

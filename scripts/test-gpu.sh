@@ -24,8 +24,11 @@ jobs=$(nproc)
 failed=0
 record="${AOT_RECORD:-$PWD/$build/suite-kernels.txt}"
 [ "${record#/}" = "$record" ] && record="$PWD/$record" # the tests run in $build
+# the jit pass records when the aot pass needs a list and none was given
+records=0
+[ "${AOT_SET:-}" = suite ] && [ -z "${AOT_RECORD:-}" ] && records=1
 for k in ${KERNELS:-auto}; do
-  if [ "$k" = jit ] && [ "${AOT_SET:-}" = suite ] && [ -z "${AOT_RECORD:-}" ]; then
+  if [ "$k" = jit ] && [ $records = 1 ]; then
     rm -f "$record"
     export TSR_KERNEL_RECORD="$record"
   fi
@@ -48,8 +51,7 @@ for k in ${KERNELS:-auto}; do
   fi
   (cd "$build" && TSR_KERNELS=$k ctest --output-on-failure -j"$jobs" ${TESTS:+-R "$TESTS"} ${EXCLUDE:+-E "$EXCLUDE"}) 2>&1 |
     log "test_$k.txt" || failed=1
-  if [ "$k" = jit ] && [ "${AOT_SET:-}" = suite ] && [ -z "${AOT_RECORD:-}" ] && [ -n "$out" ] &&
-    [ -s "$record" ]; then
+  if [ "$k" = jit ] && [ $records = 1 ] && [ -n "$out" ] && [ -s "$record" ]; then
     sort -u "$record" >"$out/suite-kernels.txt"
   fi
 done

@@ -33,6 +33,7 @@ typedef struct {
   int causal;
   int64_t splits, split_keys;
 } sdpa_args;
+_Static_assert(sizeof(sdpa_args) == 192, "cuda/kernels/sdpa_common.cuh mirrors this layout");
 
 static int dtype_code(tsr_dtype dtype) {
   return dtype == TSR_FLOAT32 ? 0 : dtype == TSR_FLOAT16 ? 1 : 2;

@@ -138,8 +138,8 @@ static tsr_status collective_node(const char *what, tsri_primitive primitive, ts
     /* A lazy one only the group still holds was abandoned (its caller failed before evaluating
        it and told the group with a refusal instead, glm_tell_group): nothing may run it now, or
        it would seal out of step with the other ranks. */
-    bool abandoned = state == TSRI_NODE_LAZY && atomic_load(&g->last_lazy->refs) == 1;
-    if ((state == TSRI_NODE_LAZY && !abandoned) || state == TSRI_NODE_SUBMITTED) ninputs = 2;
+    bool held = atomic_load(&g->last_lazy->refs) > 1;
+    if (state == TSRI_NODE_SUBMITTED || (state == TSRI_NODE_LAZY && held)) ninputs = 2;
   }
   tsr_array *node = NULL;
   status = tsri_node_new(&node, primitive, &params, sizeof params, x->dtype, shape, ndim, inputs,

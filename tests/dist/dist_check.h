@@ -5,6 +5,7 @@
 #define TSR_TESTS_DIST_CHECK_H
 
 #include <math.h>
+#include <time.h>
 
 #include "check.h"
 
@@ -79,6 +80,13 @@ static inline void dist_check_sum(const void *buf, tsr_dtype dtype, uint64_t n, 
  * a GPU's on a machine with one). */
 static inline tsr_stream *dist_cpu(void) {
   return tsr_default_stream((tsr_device){TSR_CPU, 0});
+}
+
+/* Monotonic seconds: how long a failure took to reach a rank. */
+static inline double dist_seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 static inline tsr_group *dist_group(const char *backend) {

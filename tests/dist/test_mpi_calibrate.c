@@ -131,12 +131,6 @@ static void split_matches_whole(const char *dir, const char *what) {
   tsr_model_free(whole);
 }
 
-static double seconds(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* One step of a calibration the last rank may fail: a prompt (the forward's nodes, the
    collectives' outputs, the statistics), or a recipe over a calibration made beforehand (the
    weighing: some allocations before any collective, some in the nodes that feed one, a split
@@ -172,9 +166,9 @@ static void one_rank_fails(const char *dir, bool recipe) {
     tsr_model_calibration *c = step_input(split, recipe);
     CHECK_OK(tsr_memory_clear_cache(fx_cpu));
     if (failing) CHECK_OK(tsr_testing_fail_allocation(fx_cpu, k));
-    double start = seconds();
+    double start = dist_seconds();
     tsr_status st = step(c, recipe);
-    double took = seconds() - start;
+    double took = dist_seconds() - start;
     bool fired_here = failing && tsr_testing_fail_allocation_pending(fx_cpu) == 0;
     if (failing) CHECK_OK(tsr_testing_fail_allocation(fx_cpu, 0));
     fired += fired_here;

@@ -3,8 +3,6 @@
  * collectives of one group evaluated in creation order even when each rank asks for them in
  * another order or on other streams, a node whose group was freed before it ran, and a rank
  * whose collective's input failed (the others fail at once, not at the group's timeout). */
-#include <time.h>
-
 #include "dist_check.h"
 
 static int rank_of(tsr_group *g) {
@@ -164,34 +162,45 @@ static void freed_group(void) {
   tsr_array_release(x);
 }
 
-static double seconds_now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+/* A take that fails at run time on the last rank only: its indices hold 99 (out of range, found
+   when the take runs: they come out of an add, so no range is known at construction). */
+typedef struct {
+  tsr_array *x, *zero, *given, *indices, *taken;
+} failing_take;
+
+static failing_take failing_take_new(tsr_group *g) {
+  static const float a[4] = {1, 2, 3, 4};
+  static const int32_t good[2] = {0, 3}, bad[2] = {0, 99}, zero = 0;
+  int64_t shape[1] = {4}, index_shape[1] = {2};
+  bool last = rank_of(g) == tsr_group_size(g) - 1;
+  failing_take t = {from(a, TSR_FLOAT32, shape, 1), from(&zero, TSR_INT32, NULL, 0),
+                    from(last ? bad : good, TSR_INT32, index_shape, 1), NULL, NULL};
+  CHECK_OK(tsr_add(&t.indices, t.given, t.zero, NULL));
+  CHECK_OK(tsr_take(&t.taken, t.x, t.indices, 0, NULL));
+  return t;
 }
 
-/* all_sum(take(x, indices)) where the last rank's indices hold 99 (out of range, found only when
-   the take runs: the indices come out of an add, so no range is known at construction). That
-   rank fails with its own TSR_ERR_INVALID; its collective never sums, but it still takes part in
-   the seal as a refusal, so every other rank fails at once with TSR_ERR_DIST naming it instead
-   of waiting out the group's 30 s timeout; a second collective built behind the first (chained
-   to it) fails alike on every rank without sealing, and the group stays usable. */
+static void failing_take_free(failing_take *t) {
+  tsr_array *all[] = {t->x, t->zero, t->given, t->indices, t->taken};
+  for (size_t i = 0; i < 5; i++)
+    tsr_array_release(all[i]);
+}
+
+/* all_sum of a failing take. The last rank fails with its own TSR_ERR_INVALID; its collective
+   never sums, but it still takes part in the seal as a refusal, so every other rank fails at once
+   with TSR_ERR_DIST naming it instead of waiting out the group's 30 s timeout; a second
+   collective built behind the first (chained to it) fails alike on every rank without sealing,
+   and the group stays usable. */
 static void failed_input(tsr_group *g) {
-  int rank = rank_of(g), last = tsr_group_size(g) - 1;
-  float a[4] = {1, 2, 3, 4};
-  int32_t good[2] = {0, 3}, bad[2] = {0, 99}, zero = 0;
-  int64_t shape[1] = {4}, index_shape[1] = {2};
-  tsr_array *x = from(a, TSR_FLOAT32, shape, 1), *z = from(&zero, TSR_INT32, NULL, 0);
-  tsr_array *given = from(rank == last ? bad : good, TSR_INT32, index_shape, 1);
-  tsr_array *indices = NULL, *taken = NULL, *sum = NULL, *second = NULL;
-  CHECK_OK(tsr_add(&indices, given, z, NULL));
-  CHECK_OK(tsr_take(&taken, x, indices, 0, NULL));
-  CHECK_OK(tsr_all_sum(&sum, taken, g, NULL));
-  CHECK_OK(tsr_all_sum(&second, x, g, NULL));
-  double start = seconds_now();
+  bool last = rank_of(g) == tsr_group_size(g) - 1;
+  failing_take t = failing_take_new(g);
+  tsr_array *sum = NULL, *second = NULL;
+  CHECK_OK(tsr_all_sum(&sum, t.taken, g, NULL));
+  CHECK_OK(tsr_all_sum(&second, t.x, g, NULL));
+  double start = dist_seconds();
   tsr_status status = tsr_eval(&sum, 1);
-  double waited = seconds_now() - start;
-  if (rank == last) {
+  double waited = dist_seconds() - start;
+  if (last) {
     CHECK_STATUS(status, TSR_ERR_INVALID);
   } else {
     CHECK_STATUS(status, TSR_ERR_DIST);
@@ -199,9 +208,9 @@ static void failed_input(tsr_group *g) {
   }
   if (waited > 10.0) CHECK_FAIL_("the sum took %.1f s to fail (the timeout is 30 s)", waited);
   CHECK(tsr_eval(&second, 1) != TSR_OK);
-  tsr_array *all[] = {x, z, given, indices, taken, sum, second};
-  for (size_t i = 0; i < 7; i++)
-    tsr_array_release(all[i]);
+  tsr_array_release(sum);
+  tsr_array_release(second);
+  failing_take_free(&t);
   sum_in_graph(g); /* still usable */
 }
 
@@ -210,11 +219,11 @@ static void failed_input(tsr_group *g) {
    others would pair their slow sum with the refusal and this rank's slow sum with their next
    call). */
 static void refusal_behind_another_stream(tsr_group *g) {
-  int rank = rank_of(g), last = tsr_group_size(g) - 1;
+  bool last = rank_of(g) == tsr_group_size(g) - 1;
   tsr_stream *other = NULL;
   CHECK_OK(tsr_stream_new(&other, (tsr_device){TSR_CPU, 0}));
-  int64_t big[2] = {512, 512}, four[1] = {4}, two[1] = {2};
-  float *m = malloc(512 * 512 * sizeof *m), a[4] = {1, 2, 3, 4};
+  int64_t big[2] = {512, 512};
+  float *m = malloc(512 * 512 * sizeof *m);
   CHECK(m != NULL);
   for (int i = 0; i < 512 * 512; i++)
     m[i] = (float)(i % 7) * 1e-3f;
@@ -227,18 +236,15 @@ static void refusal_behind_another_stream(tsr_group *g) {
     slow = next;
   }
   CHECK_OK(tsr_all_sum(&p, slow, g, other));
-  int32_t good[2] = {0, 3}, bad[2] = {0, 99}, zero = 0;
-  tsr_array *x = from(a, TSR_FLOAT32, four, 1), *z = from(&zero, TSR_INT32, NULL, 0);
-  tsr_array *given = from(rank == last ? bad : good, TSR_INT32, two, 1);
-  tsr_array *indices = NULL, *taken = NULL, *c = NULL;
-  CHECK_OK(tsr_add(&indices, given, z, NULL));
-  CHECK_OK(tsr_take(&taken, x, indices, 0, NULL));
-  CHECK_OK(tsr_all_sum(&c, taken, g, NULL));
-  CHECK_STATUS(tsr_eval(&c, 1), rank == last ? TSR_ERR_INVALID : TSR_ERR_DIST);
+  failing_take t = failing_take_new(g);
+  tsr_array *c = NULL;
+  CHECK_OK(tsr_all_sum(&c, t.taken, g, NULL));
+  CHECK_STATUS(tsr_eval(&c, 1), last ? TSR_ERR_INVALID : TSR_ERR_DIST);
   CHECK_OK(tsr_eval(&p, 1)); /* the slow sum paired with itself on every rank */
-  tsr_array *all[] = {w, slow, p, x, z, given, indices, taken, c};
-  for (size_t i = 0; i < 9; i++)
+  tsr_array *all[] = {w, slow, p, c};
+  for (size_t i = 0; i < 4; i++)
     tsr_array_release(all[i]);
+  failing_take_free(&t);
   free(m);
   CHECK_OK(tsr_stream_free(other));
   sum_in_graph(g); /* still in step */
@@ -258,7 +264,7 @@ static void abandoned(tsr_group *g) {
   CHECK_OK(tsr_all_sum(&first, x, g, NULL));
   if (rank == last) {
     tsr_array_release(first);
-    CHECK_STATUS(tsr_group_all_sum_raw(g, NULL, NULL, 1, TSR_FLOAT32, NULL), TSR_ERR_INVALID);
+    CHECK_STATUS(tsr_group_all_sum_raw(g, NULL, NULL, 1, TSR_FLOAT32, dist_cpu()), TSR_ERR_INVALID);
   } else {
     CHECK_STATUS(tsr_eval(&first, 1), TSR_ERR_DIST);
     tsr_array_release(first);

@@ -35,6 +35,7 @@ struct tsr_sdpa_args {
   int causal;
   int64_t splits, split_keys; /* sdpa_split: slices per row and keys per slice */
 };
+static_assert(sizeof(tsr_sdpa_args) == 192, "cuda/attention.c mirrors this layout");
 
 static __device__ inline float tsr_sdpa_load(const void *base, int64_t i, int code) {
   if (code == 0) return ((const float *)base)[i];
