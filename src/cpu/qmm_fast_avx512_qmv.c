@@ -3,8 +3,9 @@
  * 16-entry table per group (vpermps) formed in the loop with one multiply: E2M1 value * scale
  * (mxfp4) or, for affine in the factored form (quant-spec Part A §4), s * q in float32 — never
  * rounded to the scales' dtype, with b * (sum of x over the group) added to the sums once per
- * group; nvfp4 codes are read as 32-bit words, their values times each lane's group scale; 8-bit
- * and unpacked 3/5/6-bit codes are converted (E4M3 through float16) and multiplied by the scale.
+ * group; nvfp4 codes are read as 32-bit words, their values times each lane's group scale; mxfp8
+ * codes are taken even and odd from 16-bit words (E4M3 through float16) and affine 8-bit and
+ * unpacked 3/5/6-bit codes converted, then multiplied by the scale.
  * bench/qmv_loops times these inner loops alone. */
 #include "cpu/qmm_fast_isa.h"
 
@@ -250,15 +251,11 @@ AVX512_INLINE void nvfp4_segment(const qmv_segment *t, int rows, int wrows, sums
                           s);
 }
 
-/* How a byte group's codes become values: affine q converted, E4M3 exactly (e4m3_values), or
-   E4M3 through float16 with the scale taken times 256 (exact weights too: mxfp8_half_ok). */
-enum { BYTES_AFFINE, BYTES_E4M3, BYTES_E4M3_HALF };
-
-/* One group of 8-bit codes (affine 8, mxfp8) or of 3/5/6-bit codes unpacked to bytes, of each
-   weight row; x in natural order. Groups hold at least 32 codes: two vectors, one per chain.
+/* One group of affine 8-bit codes or of 3/5/6-bit codes unpacked to bytes, of each weight row;
+   x in natural order. Groups hold at least 32 codes: two vectors, one per chain.
    Affine in the factored form: s * q, one multiply per weight (the exact weights' two roundings
    to bfloat16 cost ~15 vector operations per 16 codes). */
-AVX512_INLINE void byte_group(const qmv_segment *t, int rows, int wrows, int decode, int64_t begin,
+AVX512_INLINE void byte_group(const qmv_segment *t, int rows, int wrows, int64_t begin,
                               const uint8_t *const *codes, const __m512 *scale, sums *s) {
   const int64_t k = t->p->k, group_size = t->p->group_size;
   for (int64_t i = 0; i < group_size; i += 2 * LANES)
@@ -267,61 +264,104 @@ AVX512_INLINE void byte_group(const qmv_segment *t, int rows, int wrows, int dec
 #pragma GCC unroll 2
       for (int chain = 0; chain < 2; chain++) {
         const uint8_t *at = codes[r] + i + chain * LANES;
-        prefetch(t->bytes[r] + (begin + i) * t->p->bits / 8 + chain * LANES);
-        __m512 q = decode == BYTES_E4M3_HALF ? e4m3_values_over_256(at)
-                   : decode == BYTES_E4M3    ? e4m3_values(load_bytes16(at))
-                                             : _mm512_cvtepi32_ps(load_bytes16(at));
-        __m512 w = _mm512_mul_ps(q, scale[r]);
+        __m512 w = _mm512_mul_ps(_mm512_cvtepi32_ps(load_bytes16(at)), scale[r]);
         add_products(s, r, chain, w, t->xp + begin + i + chain * LANES, k, rows);
       }
 }
 
-/* Whether weight row r's segment of mxfp8 may take BYTES_E4M3_HALF: no NaN code (which it would
-   decode as 480) and every scale below 2^120, so that scale * 256 is finite and (value / 256) *
-   (scale * 256) is the weight value * scale exactly (two exact factors whose product has at most
-   4 significant bits, within float32's range, subnormal weights included: the smallest is 2^-9 *
-   2^-127). Else (an Inf scale, a NaN code, scales near the top) the segment takes the exact
-   decode, whose NaN and Inf weights are the reference's. */
+/* Whether every one of `count` E8M0 codes is below `limit` (32 at a time: a scalar loop over a
+   segment's 64 scale codes took a tenth of mxfp8's qmv time). */
+AVX512_INLINE bool e8m0_below(const uint8_t *codes, int64_t count, uint8_t limit) {
+  __m256i most = _mm256_setzero_si256();
+  int64_t i = 0;
+  for (; i + 32 <= count; i += 32)
+    most = _mm256_max_epu8(most, _mm256_loadu_si256((const __m256i *)(const void *)(codes + i)));
+  uint8_t largest = 0;
+  for (; i < count; i++)
+    largest = codes[i] > largest ? codes[i] : largest;
+  __m256i at_limit = _mm256_cmpeq_epi8(_mm256_max_epu8(most, _mm256_set1_epi8((char)limit)), most);
+  return largest < limit && _mm256_movemask_epi8(at_limit) == 0;
+}
+
+/* Whether weight row r's segment of mxfp8 may take the float16 decode (e4m3_pairs_over_256): no NaN
+   code (which it would decode as 480) and every scale below 2^120, so that scale * 256 is finite
+   and (value / 256) * (scale * 256) is the weight value * scale exactly (two exact factors whose
+   product has at most 4 significant bits, within float32's range, subnormal weights included: the
+   smallest is 2^-9 * 2^-127). Else (an Inf scale, a NaN code, scales near the top) the segment
+   takes the exact decode, whose NaN and Inf weights are the reference's. */
 AVX512_INLINE bool mxfp8_half_ok(const qmv_segment *t, int r) {
   const int64_t group_size = t->p->group_size;
   if (!e4m3_nan_free(t->bytes[r] + t->first * group_size, t->count * group_size)) return false;
-  uint8_t largest = 0; /* E8M0 code 247 is 2^120 */
-  for (int64_t g = 0; g < t->count; g++)
-    largest = t->scale_codes[r][t->first + g] > largest ? t->scale_codes[r][t->first + g] : largest;
-  return largest < 247;
+  return e8m0_below(t->scale_codes[r] + t->first, t->count, 247); /* E8M0 code 247 is 2^120 */
 }
 
-AVX512_INLINE void byte_segment(const qmv_segment *t, int rows, int wrows, int decode, bool unpack,
-                                sums *s) {
+AVX512_INLINE void byte_segment(const qmv_segment *t, int rows, int wrows, bool unpack, sums *s) {
   const int64_t group_size = t->p->group_size;
-  const float factor = decode == BYTES_E4M3_HALF ? 256.0f : 1.0f;
   uint8_t unpacked[2][MAX_GROUP];
   for (int64_t g = 0; g < t->count; g++) {
     int64_t begin = (t->first + g) * group_size;
     const uint8_t *codes[2];
     __m512 scale[2];
     for (int r = 0; r < wrows; r++) {
-      scale[r] = _mm512_set1_ps(segment_scale(t, r, g) * factor);
-      codes[r] = t->bytes[r] + begin;
+      scale[r] = _mm512_set1_ps(segment_scale(t, r, g));
+      codes[r] = t->bytes[r] + begin * t->p->bits / 8;
+      /* one prefetch per group, unconditionally (a group is 24-64 bytes): a test per 16 bytes
+         for the first of a cache line cost mxfp8 a tenth of its time */
+      _mm_prefetch((const char *)((uintptr_t)codes[r] + PREFETCH_BYTES), _MM_HINT_T0);
       if (unpack) {
         tsri_qmm_unpack_codes((const uint32_t *)(const void *)t->bytes[r], begin, group_size,
                               t->p->bits, unpacked[r]);
         codes[r] = unpacked[r];
       }
     }
-    byte_group(t, rows, wrows, decode, begin, codes, scale, s);
+    byte_group(t, rows, wrows, begin, codes, scale, s);
   }
 }
 
-/* mxfp8: the float16 decode where mxfp8_half_ok allows it for every row, else the exact one. */
+/* 32 E4M3 codes as float32 in (16 lanes, 2 codes) order: even codes 0, 2, .., 30 and odd codes
+   1, 3, .., 31, each byte taken from its 16-bit word by shifts in place of a widening shuffle.
+   The float16 way (values times 2^-8, as e4m3_values_over_256, NaN codes ruled out by the
+   caller): a byte in a word's top half, shifted right by one with its sign repeated, is the
+   float16 of the same fields with bit 14 to clear (5 operations for 32 codes where
+   e4m3_values_over_256 takes two sign-extending shuffles and 4 operations). */
+AVX512_INLINE void e4m3_pairs_over_256(const uint8_t *bytes, __m512 *even, __m512 *odd) {
+  __m256i words = _mm256_loadu_si256((const __m256i *)(const void *)bytes);
+  const __m256i fields = _mm256_set1_epi16((short)0xbf80);
+  *even =
+      _mm512_cvtph_ps(_mm256_and_si256(_mm256_srai_epi16(_mm256_slli_epi16(words, 8), 1), fields));
+  *odd = _mm512_cvtph_ps(_mm256_and_si256(_mm256_srai_epi16(words, 1), fields));
+}
+
+/* The same order, exactly (NaN codes and all), through e4m3_values. */
+AVX512_INLINE void e4m3_pairs(const uint8_t *bytes, __m512 *even, __m512 *odd) {
+  __m256i words = _mm256_loadu_si256((const __m256i *)(const void *)bytes);
+  *even = e4m3_values(_mm512_cvtepu16_epi32(_mm256_and_si256(words, _mm256_set1_epi16(0xff))));
+  *odd = e4m3_values(_mm512_cvtepu16_epi32(_mm256_srli_epi16(words, 8)));
+}
+
+/* mxfp8, x in (16 lanes, 2 codes) order: the float16 decode where mxfp8_half_ok allows it for
+   every row, else the exact one. */
 AVX512_INLINE void mxfp8_segment(const qmv_segment *t, int rows, int wrows, sums *s) {
   bool half = true;
   for (int r = 0; r < wrows; r++)
     half = half && mxfp8_half_ok(t, r);
-  if (half)
-    byte_segment(t, rows, wrows, BYTES_E4M3_HALF, false, s);
-  else
-    byte_segment(t, rows, wrows, BYTES_E4M3, false, s);
+  const float factor = half ? 256.0f : 1.0f;
+  const int64_t k = t->p->k;
+  for (int64_t g = 0; g < t->count; g++) {
+    int64_t begin = (t->first + g) * 32; /* mxfp8 groups hold 32 codes */
+#pragma GCC unroll 2
+    for (int r = 0; r < wrows; r++) {
+      const uint8_t *codes = t->bytes[r] + begin;
+      _mm_prefetch((const char *)((uintptr_t)codes + PREFETCH_BYTES), _MM_HINT_T0);
+      __m512 scale = _mm512_set1_ps(segment_scale(t, r, g) * factor), even, odd;
+      if (half)
+        e4m3_pairs_over_256(codes, &even, &odd);
+      else
+        e4m3_pairs(codes, &even, &odd);
+      add_products(s, r, 0, _mm512_mul_ps(even, scale), t->xp + begin, k, rows);
+      add_products(s, r, 1, _mm512_mul_ps(odd, scale), t->xp + begin + LANES, k, rows);
+    }
+  }
 }
 
 /* The factored affine form's b * (sum of x over the group), for the segment's groups, added to
@@ -381,13 +421,13 @@ AVX512_INLINE void qmv_rows_at(const tsri_qmm_problem *p, const float *xp, const
           table_segment(&t, rows, wrows, 4, FP4, &s);
         break;
       case AFFINE8:
-        byte_segment(&t, rows, wrows, BYTES_AFFINE, false, &s);
+        byte_segment(&t, rows, wrows, false, &s);
         break;
       case MXFP8:
         mxfp8_segment(&t, rows, wrows, &s);
         break;
       default:
-        byte_segment(&t, rows, wrows, BYTES_AFFINE, true, &s);
+        byte_segment(&t, rows, wrows, true, &s);
         break;
     }
   }
@@ -460,7 +500,7 @@ tsri_qmm_x_order tsri_avx512_x_order(const tsri_qmm_problem *p) {
   int kind = kind_of(p);
   if (kind == TABLE2) return (tsri_qmm_x_order){LANES, 4};
   if (nvfp4_words(p)) return (tsri_qmm_x_order){LANES, 8};
-  if (kind == TABLE4 || kind == FP4) return (tsri_qmm_x_order){LANES, 2};
+  if (kind == TABLE4 || kind == FP4 || kind == MXFP8) return (tsri_qmm_x_order){LANES, 2};
   return (tsri_qmm_x_order){0, 1};
 }
 
