@@ -67,10 +67,14 @@ AVX512_INLINE bool e4m3_nan_free(const uint8_t *bytes, int64_t count) {
      code of a byte-wise maximum over 32-byte vectors). */
   const __m512i low7 = _mm512_set1_epi32(0x7F7F7F7F), tops = _mm512_set1_epi32((int)0x80808080u);
   __m512i all = tops;
-  for (int64_t i = 0; i < count; i += 64) {
-    __mmask16 lanes =
-        count - i >= 64 ? (__mmask16)0xffff : (__mmask16)((1u << ((count - i) / 4)) - 1u);
-    __m512i codes = _mm512_maskz_loadu_epi32(lanes, (const void *)(bytes + i));
+  int64_t i = 0;
+  for (; i + 64 <= count; i += 64) {
+    __m512i codes = _mm512_loadu_si512((const void *)(bytes + i));
+    all = _mm512_and_si512(all, _mm512_add_epi32(_mm512_andnot_si512(codes, low7), low7));
+  }
+  if (i < count) {
+    __m512i codes =
+        _mm512_maskz_loadu_epi32((__mmask16)((1u << ((count - i) / 4)) - 1u), bytes + i);
     all = _mm512_and_si512(all, _mm512_add_epi32(_mm512_andnot_si512(codes, low7), low7));
   }
   return _mm512_cmpneq_epi32_mask(_mm512_and_si512(all, tops), tops) == 0;

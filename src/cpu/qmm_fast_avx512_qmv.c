@@ -345,15 +345,18 @@ AVX512_INLINE void mxfp8_segment(const qmv_segment *t, int rows, int wrows, sums
   bool half = true;
   for (int r = 0; r < wrows; r++)
     half = half && mxfp8_half_ok(t, r);
-  const float factor = half ? 256.0f : 1.0f;
   const int64_t k = t->p->k;
+  float scales[2][TSRI_QMM_SEGMENT_GROUPS];
+  for (int r = 0; r < wrows; r++) /* times 256 for the float16 decode, once per segment */
+    for (int64_t g = 0; g < t->count; g++)
+      scales[r][g] = half ? t->scales[r][g] * 256.0f : t->scales[r][g];
   for (int64_t g = 0; g < t->count; g++) {
     int64_t begin = (t->first + g) * 32; /* mxfp8 groups hold 32 codes */
 #pragma GCC unroll 2
     for (int r = 0; r < wrows; r++) {
       const uint8_t *codes = t->bytes[r] + begin;
       _mm_prefetch((const char *)((uintptr_t)codes + PREFETCH_BYTES), _MM_HINT_T0);
-      __m512 scale = _mm512_set1_ps(segment_scale(t, r, g) * factor), even, odd;
+      __m512 scale = _mm512_set1_ps(scales[r][g]), even, odd;
       if (half)
         e4m3_pairs_over_256(codes, &even, &odd);
       else
