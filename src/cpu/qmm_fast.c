@@ -220,6 +220,24 @@ static void sum_groups(const tsri_qmm_problem *p, float *xsums) {
     }
 }
 
+/* Whether every x is 0 or finite of magnitude in [2^-60, 2^60] (tsri_qmm_problem.x_moderate),
+   on the magnitudes' bits (integer comparisons the compiler vectorizes; NaN and Inf are above
+   the range). */
+static bool x_moderate(const tsri_qmm_problem *p) {
+  const uint32_t low = 0x21800000u, high = 0x5d800000u; /* 2^-60 and 2^60 */
+  uint32_t outside = 0;
+  for (int64_t m = 0; m < p->m; m++) {
+    const float *x = p->x + m * p->x_row_stride;
+    for (int64_t k = 0; k < p->k; k++) {
+      uint32_t bits;
+      memcpy(&bits, &x[k], sizeof bits);
+      uint32_t magnitude = bits & 0x7fffffffu;
+      outside |= (uint32_t)(magnitude != 0) & (uint32_t)(magnitude - low > high - low);
+    }
+  }
+  return outside == 0;
+}
+
 typedef struct {
   const tsri_qmm_problem *p;
   const tsri_qmm_isa *isa;
@@ -245,7 +263,10 @@ static int64_t rows_per_chunk(const tsri_qmm_problem *p) {
   return rows > 1 ? rows : 1;
 }
 
-static bool run_qmv(const tsri_qmm_isa *kernels, const tsri_qmm_problem *p) {
+static bool run_qmv(const tsri_qmm_isa *kernels, const tsri_qmm_problem *problem) {
+  tsri_qmm_problem moderated = *problem;
+  moderated.x_moderate = x_moderate(problem);
+  const tsri_qmm_problem *p = &moderated;
   tsri_qmm_x_order order = kernels->x_order(p);
   bool arrange = order.per_byte > 1 || p->x_row_stride != p->k;
   int64_t sums = p->mode == TSRI_QF_AFFINE ? p->m * (p->k / p->group_size) : 0;

@@ -187,12 +187,29 @@ AVX512_INLINE __m512 nvfp4_scales(const qmv_segment *t, int r, int64_t g, int64_
 
 /* One block of weight row r from code `at`: `lanes` 16 (128 codes) or 8 (64). */
 AVX512_INLINE void nvfp4_block(const qmv_segment *t, int rows, int r, int64_t at, __m512 scale,
-                               int lanes, sums *s) {
+                               int lanes, bool factored, sums *s) {
   const __m512 values = code_values(FP4);
   const uint8_t *codes = t->bytes[r] + at / 2;
   prefetch(codes);
   __m512i v = lanes == LANES ? _mm512_loadu_si512((const void *)codes)
                              : _mm512_maskz_loadu_epi32(0xff, (const void *)codes);
+  if (factored && lanes == LANES) {
+    /* One row of x: each lane's 8 codes share a group, so the scale multiplies their sum once
+       (value * x products, then the scale: 24 vector operations for 128 codes where scaling
+       every weight takes 31; one core, L2-resident rows: 8.3 -> 10.9 GB per CPU-second).
+       x_moderate keeps value * x and the sums normal and finite, so the result stays within the
+       bound of cpu/qmm_fast_isa.h. Chosen once per segment, nvfp4_segment. */
+    __m512 part[2];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; j++) {
+      __m512 w = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4 * j), values);
+      __m512 x = _mm512_loadu_ps(t->xp + at + j * LANES);
+      part[j & 1] = j < 2 ? _mm512_mul_ps(w, x) : _mm512_fmadd_ps(w, x, part[j & 1]);
+    }
+    s->acc[0][r][0] = _mm512_fmadd_ps(part[0], scale, s->acc[0][r][0]);
+    s->acc[0][r][1] = _mm512_fmadd_ps(part[1], scale, s->acc[0][r][1]);
+    return;
+  }
 #pragma GCC unroll 8
   for (int j = 0; j < 8; j++) {
     __m512 w = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(v, 4 * j), values), scale);
@@ -220,7 +237,7 @@ AVX512_INLINE void nvfp4_natural_group(const qmv_segment *t, int rows, int r, in
         _mm512_fmadd_ps(w, _mm512_loadu_ps(t->xp + m * t->p->k + at), s->acc[m][r][0]);
 }
 
-AVX512_INLINE void nvfp4_segment(const qmv_segment *t, int rows, int wrows, sums *s) {
+AVX512_INLINE void nvfp4_blocks(const qmv_segment *t, int rows, int wrows, bool factored, sums *s) {
   const int64_t group_size = t->p->group_size, begin = t->first * group_size;
   __m512 scales[2];
   int64_t g = 0;
@@ -234,14 +251,14 @@ AVX512_INLINE void nvfp4_segment(const qmv_segment *t, int rows, int wrows, sums
       for (int r = 0; r < wrows; r++)
         if (g + 8 * half + 8 <= t->count)
           nvfp4_block(t, rows, r, begin + (g + 8 * half) * group_size,
-                      scale_pairs(scales[r], 8 * half), LANES, s);
+                      scale_pairs(scales[r], 8 * half), LANES, factored, s);
   }
   if (g > t->count) g -= 8; /* the loop's last step held one block of 8 groups */
   if (g + 4 <= t->count) {
 #pragma GCC unroll 2
     for (int r = 0; r < wrows; r++)
       nvfp4_block(t, rows, r, begin + g * group_size, scale_pairs(nvfp4_scales(t, r, g, 4), 0),
-                  LANES / 2, s);
+                  LANES / 2, factored, s);
     g += 4;
   }
   for (; g < t->count; g++)
@@ -249,6 +266,14 @@ AVX512_INLINE void nvfp4_segment(const qmv_segment *t, int rows, int wrows, sums
     for (int r = 0; r < wrows; r++)
       nvfp4_natural_group(t, rows, r, begin + g * group_size, _mm512_set1_ps(nvfp4_scale(t, r, g)),
                           s);
+}
+
+/* The factored form for one row of moderate x, each as its own inlined copy. */
+AVX512_INLINE void nvfp4_segment(const qmv_segment *t, int rows, int wrows, sums *s) {
+  if (rows == 1 && t->p->x_moderate)
+    nvfp4_blocks(t, rows, wrows, true, s);
+  else
+    nvfp4_blocks(t, rows, wrows, false, s);
 }
 
 /* One group of affine 8-bit codes or of 3/5/6-bit codes unpacked to bytes, of each weight row;

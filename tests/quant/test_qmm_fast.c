@@ -118,8 +118,12 @@ static void affine_terms(const packed *p, int64_t r, int64_t i, double *terms, d
 
 /* ---- random operands ------------------------------------------------------------------------ */
 
+/* Scales (fp modes): random, or every one the largest or smallest of the random ones. */
+typedef enum { RANDOM_SCALES, LARGEST_SCALES, SMALLEST_SCALES } scale_choice;
+
 /* `special`: plant Inf / NaN scales and NaN elements (else every weight is finite). */
-static void make_packed(packed *p, format f, int64_t rows, int64_t row_codes, bool special) {
+static void make_packed(packed *p, format f, int64_t rows, int64_t row_codes, bool special,
+                        scale_choice scales) {
   *p = (packed){f,    rows, row_codes, row_codes * f.bits / 32, row_codes / f.group_size,
                 NULL, NULL, NULL};
   int64_t words = rows * p->words, groups = rows * p->groups;
@@ -156,10 +160,13 @@ static void make_packed(packed *p, format f, int64_t rows, int64_t row_codes, bo
   CHECK(s);
   for (int64_t i = 0; i < groups; i++) {
     uint32_t r = next_u32();
-    if (f.mode == TSR_QUANT_NVFP4) /* any sign, 2^-9 .. 240, never NaN */
+    if (f.mode == TSR_QUANT_NVFP4) /* any sign, 2^-9 .. 224, never NaN */
       s[i] = (uint8_t)((r & 0x80u) | (r % 0x77u));
     else /* E8M0 2^-9 .. 2^7 */
       s[i] = (uint8_t)(118u + r % 17u);
+    if (scales != RANDOM_SCALES) /* E4M3 0x76 is 224, 0x01 2^-9; E8M0 134 is 2^7, 118 2^-9 */
+      s[i] = f.mode == TSR_QUANT_NVFP4 ? (scales == LARGEST_SCALES ? 0x76u : 0x01u)
+                                       : (scales == LARGEST_SCALES ? 134u : 118u);
   }
   if (special) { /* NaN scale (nvfp4) or Inf and 2^-127 scales (MX) in the first rows */
     s[0] = f.mode == TSR_QUANT_NVFP4 ? 0xffu : 255u;
@@ -200,6 +207,8 @@ typedef struct {
   format f;
   bool transpose, special;
   int64_t m, n, k;
+  int x_exponent; /* x uniform in [-2^e, 2^e) (0: [-1, 1)) */
+  scale_choice scales;
 } product;
 
 static const char *mode_name(tsr_quant_mode mode) {
@@ -246,10 +255,10 @@ static void compare(const product *c, const packed *w, const float *x, const flo
                                          : fabs(got - ref) <= bound;
       if (!ok)
         CHECK_FAIL_(
-            "%s bits %d group %d scales %s transpose %d M %lld N %lld K %lld%s: y[%lld][%lld] "
-            "= %.9g, float64 %.9g, bound %.3g",
+            "%s bits %d group %d scales %s transpose %d M %lld N %lld K %lld x 2^%d%s: "
+            "y[%lld][%lld] = %.9g, float64 %.9g, bound %.3g",
             mode_name(c->f.mode), c->f.bits, c->f.group_size, tsr_dtype_name(c->f.scale_dtype),
-            c->transpose, (long long)c->m, (long long)c->n, (long long)c->k,
+            c->transpose, (long long)c->m, (long long)c->n, (long long)c->k, c->x_exponent,
             c->special ? " (Inf/NaN scales)" : "", (long long)m, (long long)n, got, ref, bound);
     }
   free(dense);
@@ -260,11 +269,11 @@ static void compare(const product *c, const packed *w, const float *x, const flo
 /* Builds the operands of c, returns the lazy product in *y (x and w kept for compare). */
 static void build(const product *c, packed *w, float **x, tsr_array **y, tsr_stream *s) {
   int64_t rows = c->transpose ? c->n : c->k, row_codes = c->transpose ? c->k : c->n;
-  make_packed(w, c->f, rows, row_codes, c->special);
+  make_packed(w, c->f, rows, row_codes, c->special, c->scales);
   *x = malloc((size_t)(c->m * c->k) * sizeof **x);
   CHECK(*x);
   for (int64_t i = 0; i < c->m * c->k; i++)
-    (*x)[i] = uniform();
+    (*x)[i] = ldexpf(uniform(), c->x_exponent);
   tsr_array *xa = array_of(*x, TSR_FLOAT32, c->m, c->k);
   tsr_array *wa = array_of(w->w_q, TSR_UINT32, rows, w->words);
   bool affine = c->f.mode == TSR_QUANT_AFFINE;
@@ -323,22 +332,35 @@ static void run_cases(const int64_t *ms, size_t m_count) {
     int64_t group = formats[f].group_size;
     for (size_t i = 0; i < m_count; i++) { /* transpose: groups along K */
       product c = {
-          formats[f], true, false, ms[i], ns[(i + (size_t)f) % 3], group * (i % 2 ? 7 : 3)};
+          formats[f], true,         false, ms[i], ns[(i + (size_t)f) % 3], group * (i % 2 ? 7 : 3),
+          0,          RANDOM_SCALES};
       check_product(&c);
     }
     for (int64_t m = 1; m <= 3; m += 2) { /* long rows: every block size of the decode kernels */
-      product c = {formats[f], true, false, m, 13, group * 37};
+      product c = {formats[f], true, false, m, 13, group * 37, 0, RANDOM_SCALES};
       check_product(&c);
     }
     for (size_t i = 0; i < 3; i++) { /* x @ W, groups along N */
-      product c = {formats[f], false, false, ms[i * (m_count - 1) / 2], group * (i % 2 ? 5 : 3),
-                   ns[i % 2]};
+      product c = {
+          formats[f], false, false,        ms[i * (m_count - 1) / 2], group * (i % 2 ? 5 : 3),
+          ns[i % 2],  0,     RANDOM_SCALES};
       check_product(&c);
     }
     if (formats[f].mode == TSR_QUANT_AFFINE) continue;
-    product inf_nan[] = {{formats[f], true, true, 1, 67, group * 3},
-                         {formats[f], true, true, 33, 13, group * 7},
-                         {formats[f], false, true, 9, group * 3, 13}};
+    /* Extreme x with the scales that keep x w in range: x of 2^-149 (the smallest subnormal)
+       times the largest scales, and x near 2^126 times the smallest. A decode that multiplied
+       the codes' values by x before the scale (nvfp4's factored form for one row, which takes
+       moderate x only) would lose 0.5 x to rounding, magnified by the scale, or overflow. */
+    for (int64_t m = 1; m <= 2; m++) {
+      product tiny = {formats[f], true, false, m, 13, group * 37, -149, LARGEST_SCALES};
+      int huge_exponent = formats[f].mode == TSR_QUANT_MXFP8 ? 117 : 126; /* values <= 448, 6 */
+      product huge = {formats[f], true, false, m, 13, group * 37, huge_exponent, SMALLEST_SCALES};
+      check_product(&tiny);
+      check_product(&huge);
+    }
+    product inf_nan[] = {{formats[f], true, true, 1, 67, group * 3, 0, RANDOM_SCALES},
+                         {formats[f], true, true, 33, 13, group * 7, 0, RANDOM_SCALES},
+                         {formats[f], false, true, 9, group * 3, 13, 0, RANDOM_SCALES}};
     for (size_t i = 0; i < 3; i++)
       check_product(&inf_nan[i]);
   }
@@ -350,8 +372,8 @@ static void check_concurrent(void) {
   tsr_stream *streams[2] = {NULL, NULL};
   for (int i = 0; i < 2; i++)
     CHECK_OK(tsr_stream_new(&streams[i], (tsr_device){TSR_CPU, 0}));
-  product cases[2] = {{formats[7], true, false, 3, 1024, 1024},
-                      {formats[18], true, false, 64, 512, 1024}};
+  product cases[2] = {{formats[7], true, false, 3, 1024, 1024, 0, RANDOM_SCALES},
+                      {formats[18], true, false, 64, 512, 1024, 0, RANDOM_SCALES}};
   packed w[2];
   float *x[2];
   tsr_array *y[2];
@@ -388,7 +410,7 @@ static int thread_count(void) {
    same bytes, and the second shutdown leaves as many threads as the first did (the new pool's
    workers and the stream's worker joined, none left behind). */
 static void check_across_shutdown(void) {
-  product c = {formats[7], true, false, 3, 1024, 1024};
+  product c = {formats[7], true, false, 3, 1024, 1024, 0, RANDOM_SCALES};
   size_t bytes = (size_t)(c.m * c.n) * sizeof(float);
   uint64_t seed = rng;
   float *y[2];
