@@ -84,8 +84,8 @@ LOOP nvfp4_bytes(const float *x, const unsigned char *codes, long reps) {
   return SUM4(a);
 }
 
-/* nvfp4 now: 64 bytes as 32-bit words (no widening), each nibble through the table times the
-   lanes' scales (one permute per 128 codes spreads them), FMA. */
+/* nvfp4 for several x rows: 64 bytes as 32-bit words (no widening), each nibble through the table
+   times the lanes' scales (one permute per 128 codes spreads them), FMA. */
 LOOP nvfp4_words(const float *x, const unsigned char *codes, long reps) {
   __m512 a[4] = ZERO4;
   __m512 table = _mm512_set1_ps(0.5f), scales = _mm512_loadu_ps(x);
@@ -142,7 +142,7 @@ LOOP mxfp8_bits(const float *x, const unsigned char *codes, long reps) {
   return SUM4(a);
 }
 
-/* mxfp8 now: E4M3 through float16 (sign-extend, shift, mask, vcvtph2ps). */
+/* mxfp8 before: E4M3 through float16 (sign-extend, shift, mask, vcvtph2ps). */
 LOOP mxfp8_half(const float *x, const unsigned char *codes, long reps) {
   __m512 a[4] = ZERO4;
   __m512 scale = _mm512_set1_ps(0.5f);
@@ -156,6 +156,49 @@ LOOP mxfp8_half(const float *x, const unsigned char *codes, long reps) {
         a[j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtph_ps(half), scale),
                                _mm512_loadu_ps(x + i + 16 * j), a[j]);
       }
+  return SUM4(a);
+}
+
+/* mxfp8 now: 32 codes as 16-bit words, even and odd bytes moved into float16 fields by shifts
+   (no widening shuffle), vcvtph2ps, scale, FMA. */
+LOOP mxfp8_pairs(const float *x, const unsigned char *codes, long reps) {
+  __m512 a[4] = ZERO4;
+  __m512 scale = _mm512_set1_ps(0.5f);
+  const __m256i fields = _mm256_set1_epi16((short)0xbf80);
+  for (long r = 0; r < reps; r++)
+    for (int i = 0; i < CODES; i += 64)
+#pragma GCC unroll 2
+      for (int j = 0; j < 2; j++) {
+        __m256i words = _mm256_loadu_si256((const void *)(codes + i + 32 * j));
+        __m256i even = _mm256_and_si256(_mm256_srai_epi16(_mm256_slli_epi16(words, 8), 1), fields);
+        __m256i odd = _mm256_and_si256(_mm256_srai_epi16(words, 1), fields);
+        a[2 * j] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtph_ps(even), scale),
+                                   _mm512_loadu_ps(x + i + 32 * j), a[2 * j]);
+        a[2 * j + 1] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtph_ps(odd), scale),
+                                       _mm512_loadu_ps(x + i + 32 * j + 16), a[2 * j + 1]);
+      }
+  return SUM4(a);
+}
+
+/* nvfp4 with the scale factored out of each lane's 8 codes (one row of moderate x). */
+LOOP nvfp4_factored(const float *x, const unsigned char *codes, long reps) {
+  __m512 a[4] = ZERO4;
+  __m512 table = _mm512_set1_ps(0.5f), scales = _mm512_loadu_ps(x);
+  for (long r = 0; r < reps; r++)
+    for (int i = 0; i < CODES; i += 128) {
+      __m512 scale = _mm512_permutexvar_ps(_mm512_set1_epi32(i / 128 & 15), scales);
+      __m512i v = _mm512_loadu_si512((const void *)(codes + i / 2));
+      __m512 part[2];
+#pragma GCC unroll 8
+      for (int j = 0; j < 8; j++) {
+        __m512 w = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4 * j), table);
+        __m512 xj = _mm512_loadu_ps(x + i + 16 * j);
+        part[j & 1] = j < 2 ? _mm512_mul_ps(w, xj) : _mm512_fmadd_ps(w, xj, part[j & 1]);
+      }
+      int at = i / 128 & 1;
+      a[2 * at] = _mm512_fmadd_ps(part[0], scale, a[2 * at]);
+      a[2 * at + 1] = _mm512_fmadd_ps(part[1], scale, a[2 * at + 1]);
+    }
   return SUM4(a);
 }
 
@@ -200,10 +243,13 @@ int main(void) {
       {"fma only", "x load + FMA, no decode (the ceiling)", fma_only, 4.5},
       {"bytes4", "affine 4-bit, mxfp4: vpmovzxbd + vpermps table", bytes4, 4.5},
       {"nvfp4 bytes", "nvfp4 before: bytes, table x two-group scale vector", nvfp4_bytes, 4.5},
-      {"nvfp4 words", "nvfp4 now: 32-bit words, table x lane scales", nvfp4_words, 4.5},
+      {"nvfp4 words", "nvfp4: 32-bit words, table x lane scales", nvfp4_words, 4.5},
+      {"nvfp4 factored", "nvfp4 now, one x row: words, scale x each lane's sum", nvfp4_factored,
+       4.5},
       {"bytes8", "affine 8-bit: widen, convert, scale", bytes8, 8.5},
       {"mxfp8 bits", "mxfp8 before: E4M3 by float32 bit arithmetic", mxfp8_bits, 8.25},
-      {"mxfp8 half", "mxfp8 now: E4M3 through float16 (vcvtph2ps)", mxfp8_half, 8.25}};
+      {"mxfp8 half", "mxfp8 before: E4M3 through float16 (vcvtph2ps)", mxfp8_half, 8.25},
+      {"mxfp8 pairs", "mxfp8 now: even/odd bytes of words into float16 fields", mxfp8_pairs, 8.25}};
   printf(
       "## qmv_loops: decode inner loops, one core, codes and x in L1\n\n"
       "| loop | what | G codes/s | weight GB/s per core (bits/weight) |\n"

@@ -196,7 +196,7 @@ AVX512_INLINE void nvfp4_block(const qmv_segment *t, int rows, int r, int64_t at
   if (factored && lanes == LANES) {
     /* One row of x: each lane's 8 codes share a group, so the scale multiplies their sum once
        (value * x products, then the scale: 24 vector operations for 128 codes where scaling
-       every weight takes 31; one core, L2-resident rows: 8.3 -> 10.9 GB per CPU-second).
+       every weight takes 31; one core, L2-resident rows: 9.2 -> 11.3-11.6 GB per CPU-second).
        x_moderate keeps value * x and the sums normal and finite, so the result stays within the
        bound of cpu/qmm_fast_isa.h. Chosen once per segment, nvfp4_segment. */
     __m512 part[2];
