@@ -13,7 +13,11 @@
  * is x @ dequantize(w) accumulated in float32: NaN and Inf appear exactly where that product has
  * them (an Inf x times a weight that dequantizes to 0 is NaN, as in MLX). The reference sums in
  * increasing k; a fast path may reorder the sum (the tests bound the error by K * 2^-24 * sum |x|
- * |w| either way) but not narrow it.
+ * |w| either way) but not narrow it. One exception for fp modes: nvfp4 decode of one row of x
+ * whose every value is 0 or of magnitude in [2^-60, 2^60] (x_moderate below) multiplies the
+ * scale into a sum of value * x over a lane's 8 codes of one group (cpu/qmm_fast_isa.h): about
+ * 10 + K / 128 roundings per term, well inside that bound, and the same NaN pattern (its x is
+ * finite, and a NaN scale still makes the sum NaN).
  *
  * Quant-spec Part A §4 (amended) makes the contract a bound rather than these exact weights, and
  * the decode kernels (cpu/qmm_fast_isa.h) use it for affine: s * sum x q + b * sum x per group,
