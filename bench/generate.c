@@ -68,6 +68,7 @@
 #include <tessera/tessera.h>
 
 #include "generate_checkpoint.h"
+#include "openblas_core.h"
 
 enum { MAX_THREADS = 256, MAX_STEPS = 1024, WARM_STEPS = 2, PROMPT = 512, SHORT_CONTEXT = 128 };
 
@@ -482,17 +483,25 @@ static bool run_child(char **args, char **env, const options *o, const spec_list
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-/* The environment without OpenBLAS's thread knobs, plus the one the configuration sets. */
+/* The environment without OpenBLAS's knobs, plus the one the configuration sets and the widest
+   core the CPU runs (bench/openblas_core.h: attention's products and the float32 GEMMs run on
+   OpenBLAS, which would otherwise take SSE3 kernels on the dev VM's Xeon). */
 static char **config_environment(const char *config) {
+  static char core[64];
   size_t n = 0, k = 0;
   while (environ[n])
     n++;
-  char **env = checked_malloc((n + 2) * sizeof *env);
+  char **env = checked_malloc((n + 3) * sizeof *env);
   for (size_t i = 0; i < n; i++)
     if (strncmp(environ[i], "OPENBLAS_", 9) != 0 && strncmp(environ[i], "GOTO_NUM", 8) != 0 &&
         strncmp(environ[i], "OMP_NUM_THREADS=", 16) != 0)
       env[k++] = environ[i];
   env[k++] = strcmp(config, "one") == 0 ? "OPENBLAS_NUM_THREADS=1" : "OPENBLAS_THREAD_TIMEOUT=4";
+  const char *widest = widest_openblas_core();
+  if (widest) {
+    snprintf(core, sizeof core, "OPENBLAS_CORETYPE=%s", widest);
+    env[k++] = core;
+  }
   env[k] = NULL;
   return env;
 }
@@ -553,12 +562,14 @@ static void print_header(const options *o, const spec_list *l, double write_s) {
   printf(
       "## generate: GLM-4-9B-shaped glm4, %lld layers, affine 4-bit g64 (random, seed %llu)\n\n"
       "CPU: %s, %ld online cores; tessera threads (TSR_NUM_THREADS, else the cores): %d; roof: "
-      "%s loads on as many threads; %s, core %s; checkpoint %.2f GB in %d shards in %s, "
+      "%s loads on as many threads; %s, configurations' core %s; checkpoint %.2f GB in %d "
+      "shards in %s, "
       "written in %.1f s; load average %.2f\n\n",
       (long long)o->layers, (unsigned long long)o->seed, cpu, sysconf(_SC_NPROCESSORS_ONLN),
       pool_threads(), wide_loads() ? "AVX-512" : "plain (no AVX-512: not a roof)",
-      openblas_get_config(), openblas_get_corename(), checkpoint_bytes(l) * 1e-9, l->shards,
-      o->parent, write_s, load[0]);
+      openblas_get_config(),
+      widest_openblas_core() ? widest_openblas_core() : openblas_get_corename(),
+      checkpoint_bytes(l) * 1e-9, l->shards, o->parent, write_s, load[0]);
   printf(
       "| OpenBLAS | what | context | tokens | s (decode: median step) | tok/s | TFLOP/s | "
       "weight GB/s | roof GB/s | ratio (median; best) |\n"

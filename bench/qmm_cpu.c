@@ -31,6 +31,8 @@
 
 #include <tessera/tessera.h>
 
+#include "openblas_core.h"
+
 /* Rounds per measurement: the shared VM has noisy stretches, and each figure is its best round. */
 enum { REPEATS = 10, MAX_COPIES = 256, MAX_THREADS = 256 };
 
@@ -515,18 +517,8 @@ static void bench_case(weights *w, int64_t m) {
    a third of the M = 64 rows ran at twice their time, right after the previous row's sgemm).
    OpenBLAS reads OPENBLAS_THREAD_TIMEOUT (log2 of the spin cycles) when it loads, so the bench
    runs itself again with the shortest one unless it is set (tessera itself runs OpenBLAS at one
-   thread, cpu/sgemm.h; this is for the sgemm baseline's threads). It also names the widest core
-   the CPU runs in OPENBLAS_CORETYPE: the dev VM's environment once set Haswell (AVX2 kernels on
-   an AVX-512 CPU), and OpenBLAS 0.3.21 does not recognize newer Xeons (Sapphire and Emerald
-   Rapids, the H200 host's) and falls back to Prescott's SSE3 kernels — either a weak baseline.
-   The header prints the core OpenBLAS used. */
-static const char *widest_openblas_core(void) {
-  if (__builtin_cpu_supports("avx512bf16")) return "Cooperlake"; /* SkylakeX's sgemm + bf16 */
-  if (__builtin_cpu_supports("avx512f")) return "SkylakeX";
-  if (__builtin_cpu_supports("avx2")) return "Haswell";
-  return NULL;
-}
-
+   thread, cpu/sgemm.h; this is for the sgemm baseline's threads), and with the widest core the
+   CPU runs named (bench/openblas_core.h). The header prints the core OpenBLAS used. */
 static void without_openblas_spin(char **argv) {
   const char *core = widest_openblas_core(), *set = getenv("OPENBLAS_CORETYPE");
   bool core_named = core ? set && strcmp(set, core) == 0 : !set;
