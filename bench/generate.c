@@ -558,6 +558,7 @@ static void print_header(const options *o, const spec_list *l, double write_s) {
   if (f) fclose(f);
   double load[1] = {-1.0};
   getloadavg(load, 1);
+  const char *core = widest_openblas_core(); /* what config_environment names */
   if (o->gpu) print_gpu(o);
   printf(
       "## generate: GLM-4-9B-shaped glm4, %lld layers, affine 4-bit g64 (random, seed %llu)\n\n"
@@ -567,9 +568,8 @@ static void print_header(const options *o, const spec_list *l, double write_s) {
       "written in %.1f s; load average %.2f\n\n",
       (long long)o->layers, (unsigned long long)o->seed, cpu, sysconf(_SC_NPROCESSORS_ONLN),
       pool_threads(), wide_loads() ? "AVX-512" : "plain (no AVX-512: not a roof)",
-      openblas_get_config(),
-      widest_openblas_core() ? widest_openblas_core() : openblas_get_corename(),
-      checkpoint_bytes(l) * 1e-9, l->shards, o->parent, write_s, load[0]);
+      openblas_get_config(), core ? core : openblas_get_corename(), checkpoint_bytes(l) * 1e-9,
+      l->shards, o->parent, write_s, load[0]);
   printf(
       "| OpenBLAS | what | context | tokens | s (decode: median step) | tok/s | TFLOP/s | "
       "weight GB/s | roof GB/s | ratio (median; best) |\n"

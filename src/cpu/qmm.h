@@ -64,9 +64,10 @@ typedef struct {
      factored qmv cannot do it; the tiles and the fused GEMM follow, so a result does not depend
      on M). */
   bool round_weights;
-  /* Set by qmv's driver (cpu/qmm_fast.c) for its kernels: every x is 0 or finite of magnitude in
-     [2^-60, 2^60], so that a kernel may multiply codes' values by x before the scale (nvfp4's
-     factored form, cpu/qmm_fast_isa.h) without a product leaving float32's normal range. */
+  /* Set by qmv's driver (cpu/qmm_fast.c) for nvfp4, whose decode alone reads it: every x is 0 or
+     finite of magnitude in [2^-60, 2^60], so that a kernel may multiply codes' values by x before
+     the scale (nvfp4's factored form, cpu/qmm_fast_isa.h) without a product leaving float32's
+     normal range. False otherwise. */
   bool x_moderate;
   float *y; /* y[i][j] at y[i * y_row_stride + j]: float32 results, rounded later by the caller */
   int64_t y_row_stride;

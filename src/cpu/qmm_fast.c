@@ -265,7 +265,8 @@ static int64_t rows_per_chunk(const tsri_qmm_problem *p) {
 
 static bool run_qmv(const tsri_qmm_isa *kernels, const tsri_qmm_problem *problem) {
   tsri_qmm_problem moderated = *problem;
-  moderated.x_moderate = x_moderate(problem);
+  moderated.x_moderate =
+      problem->mode == TSRI_QF_NVFP4 && x_moderate(problem); /* its only reader */
   const tsri_qmm_problem *p = &moderated;
   tsri_qmm_x_order order = kernels->x_order(p);
   bool arrange = order.per_byte > 1 || p->x_row_stride != p->k;
