@@ -84,11 +84,28 @@ static double copy_roof_gbs(size_t bytes) {
   return 2.0 * (double)bytes / best / 1e9;
 }
 
+/* The algorithm's split-K count, reduction scheme and tile id, as "splitK R reduction S tile T". */
+static void algo_config(const cublasLtMatmulAlgo_t *algo, char *out, size_t size) {
+  int32_t split = 0;
+  uint32_t reduction = 0, tile = 0;
+  size_t written = 0;
+  cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &split, sizeof split,
+                                       &written);
+  cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &reduction,
+                                       sizeof reduction, &written);
+  cublasLtMatmulAlgoConfigGetAttribute(algo, CUBLASLT_ALGO_CONFIG_TILE_ID, &tile, sizeof tile,
+                                       &written);
+  snprintf(out, size, "splitK %d reduction %u tile %u", split, reduction, tile);
+}
+
 /* One row-major product C[m, n] = A[m, k] B[k, n] through cuBLASLt (column-major: C^T = B^T A^T)
- * on device buffers of `type`, float32 accumulation; best seconds of REPEATS. */
+ * on device buffers of `type`, float32 accumulation; best seconds of REPEATS. With
+ * `float32_partials` the heuristic is asked what cuda/matmul.c asks it (split-K partial sums kept
+ * in float32: no in-place or output-type reduction); `config` gets the chosen algorithm's shape. */
 static double lt_matmul_s(cublasLtHandle_t lt, cudaDataType_t type, int64_t m, int64_t n, int64_t k,
                           const void *a, const void *b, void *c, void *workspace,
-                          size_t workspace_bytes) {
+                          size_t workspace_bytes, bool float32_partials, char *config,
+                          size_t config_size) {
   cublasLtMatmulDesc_t op = NULL;
   cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
   LT_OK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
@@ -99,10 +116,16 @@ static double lt_matmul_s(cublasLtHandle_t lt, cudaDataType_t type, int64_t m, i
   LT_OK(cublasLtMatmulPreferenceCreate(&pref));
   LT_OK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                                              &workspace_bytes, sizeof workspace_bytes));
+  if (float32_partials) {
+    uint32_t reduction = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+    LT_OK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                                               &reduction, sizeof reduction));
+  }
   cublasLtMatmulHeuristicResult_t heuristic;
   int found = 0;
   LT_OK(cublasLtMatmulAlgoGetHeuristic(lt, op, lb, la, lc, lc, pref, 1, &heuristic, &found));
   if (found == 0) return -1.0;
+  if (config) algo_config(&heuristic.algo, config, config_size);
   float alpha = 1.0f, beta = 0.0f;
   double best = 1e30;
   for (int r = 0; r < REPEATS; r++) {
@@ -128,16 +151,18 @@ typedef struct {
   size_t workspace_bytes;
 } lt_env;
 
-/* Best seconds of a direct cuBLASLt bf16 product of the given shape (buffers of zeros). */
-static double direct_matmul_s(const lt_env *env, int64_t m, int64_t n, int64_t k) {
+/* Best seconds of a direct cuBLASLt bf16 product of the given shape (buffers of zeros); see
+   lt_matmul_s for the last three. */
+static double direct_matmul_s(const lt_env *env, int64_t m, int64_t n, int64_t k,
+                              bool float32_partials, char *config, size_t config_size) {
   void *a = NULL, *b = NULL, *c = NULL;
   CUDA_OK(cudaMalloc(&a, (size_t)(m * k * 2)));
   CUDA_OK(cudaMalloc(&b, (size_t)(k * n * 2)));
   CUDA_OK(cudaMalloc(&c, (size_t)(m * n * 2)));
   CUDA_OK(cudaMemset(a, 0, (size_t)(m * k * 2)));
   CUDA_OK(cudaMemset(b, 0, (size_t)(k * n * 2)));
-  double s =
-      lt_matmul_s(env->lt, CUDA_R_16BF, m, n, k, a, b, c, env->workspace, env->workspace_bytes);
+  double s = lt_matmul_s(env->lt, CUDA_R_16BF, m, n, k, a, b, c, env->workspace,
+                         env->workspace_bytes, float32_partials, config, config_size);
   cudaFree(a);
   cudaFree(b);
   cudaFree(c);
@@ -223,7 +248,9 @@ static int matmul_rows(tsr_stream *s, const lt_env *env) {
     if (st == TSR_OK) st = full_on(s, sb, 2, 0.0, TSR_BFLOAT16, &b);
     if (st != TSR_OK) return fail("matmul inputs", st);
     double ours = tessera_op_s(matmul_op, a, b, s);
-    double direct = direct_matmul_s(env, m, n, k);
+    char config[64] = "", config_f32[64] = "";
+    double direct = direct_matmul_s(env, m, n, k, false, config, sizeof config);
+    double direct_f32 = direct_matmul_s(env, m, n, k, true, config_f32, sizeof config_f32);
     tsr_array_release(a);
     tsr_array_release(b);
     double flops = 2.0 * (double)m * (double)n * (double)k;
@@ -236,13 +263,18 @@ static int matmul_rows(tsr_stream *s, const lt_env *env) {
         "ratio %.3f\n",
         (long long)m, (long long)n, (long long)k, flops / ours / 1e12, flops / direct / 1e12,
         direct / ours);
+    /* What separates the two: the algorithm (tessera keeps split-K partials in float32) or the
+       host path around the same algorithm. */
+    printf("    cuBLASLt: %s; with tessera's preferences: %7.1f TFLOP/s (%s), ratio %.3f\n", config,
+           direct_f32 > 0 ? flops / direct_f32 / 1e12 : -1.0, config_f32,
+           direct_f32 > 0 ? direct_f32 / ours : -1.0);
   }
   return 0;
 }
 
 /* The read roof: a bf16 GEMV, M = 1, N = 28672, K = 8192 (weights 470 MB, far beyond L2). */
 static void read_roof_row(const lt_env *env) {
-  double s = direct_matmul_s(env, 1, 28672, 8192);
+  double s = direct_matmul_s(env, 1, 28672, 8192, false, NULL, 0);
   double bytes = 28672.0 * 8192.0 * 2.0;
   if (s > 0)
     printf("%-44s %8.0f GB/s   (weight bytes / time)\n", "read roof: cuBLASLt bf16 GEMV 28672x8192",
