@@ -14,7 +14,8 @@
  * function (a gate), enqueues every repetition behind it, records CUDA events around them and
  * only then opens the gate, so the GPU runs them back to back whatever the host costs; a gate
  * that has to open itself (the host took > 2 s to enqueue) marks the figure as host-bound.
- * TSR_BENCH_FORMATS ("affine4,mxfp4,...") and TSR_BENCH_M ("1,16") narrow a run;
+ * TSR_BENCH_FORMATS ("affine4,mxfp4,..."), TSR_BENCH_M ("1,16") and TSR_BENCH_TABLES
+ * ("dense,moe,quantize") narrow a run;
  * TSR_BENCH_X=float32 gives the dense tables float32 x (and output), as the model layer's
  * activations are. Without a usable GPU it says so and exits 0. */
 #include <cublasLt.h>
@@ -559,9 +560,9 @@ int main(void) {
   for (size_t i = 0; rc == 0 && i < sizeof FORMATS / sizeof FORMATS[0]; i++) {
     const format *f = &FORMATS[i];
     if (!selected("TSR_BENCH_FORMATS", f->name)) continue;
-    rc = dense_table(&r, s, f);
-    if (rc == 0) rc = moe_table(&r, s, f);
-    if (rc == 0) rc = quantize_row(&r, s, f);
+    if (selected("TSR_BENCH_TABLES", "dense")) rc = dense_table(&r, s, f);
+    if (rc == 0 && selected("TSR_BENCH_TABLES", "moe")) rc = moe_table(&r, s, f);
+    if (rc == 0 && selected("TSR_BENCH_TABLES", "quantize")) rc = quantize_row(&r, s, f);
   }
   cudaFree(r.workspace);
   cublasLtDestroy(r.lt);

@@ -106,6 +106,36 @@ static void read_cache_dir(void) {
   }
 }
 
+/* TSR_QMV_MMA: "off" or "R,W,B,X" (env.h). */
+static void read_qmv_mma(const char *v) {
+  static const uint64_t lowest[4] = {1, 4, 1, 0}, highest[4] = {2, 16, 4, 1};
+  uint64_t f[4];
+  char text[32], *field = text;
+  if (strcmp(v, "off") == 0) {
+    knobs.qmv_mma = -1;
+    return;
+  }
+  bool ok = strlen(v) < sizeof text;
+  snprintf(text, sizeof text, "%s", v);
+  for (int i = 0; ok && i < 4; i++) {
+    char *comma = strchr(field, ',');
+    if ((comma != NULL) != (i < 3)) ok = false;
+    if (comma) *comma = '\0';
+    ok = ok && tsri_env_parse_u64(field, lowest[i], highest[i], &f[i]);
+    field = comma ? comma + 1 : field;
+  }
+  if (ok && (f[1] == 4 || f[1] == 8 || f[1] == 16)) {
+    knobs.qmv_mma = 1;
+    knobs.qmv_mma_rows = (int)f[0];
+    knobs.qmv_mma_warps = (int)f[1];
+    knobs.qmv_mma_blocks = (int)f[2];
+    knobs.qmv_mma_staged = (int)f[3];
+    return;
+  }
+  warn("TSR_QMV_MMA", v, "off or R,W,B,X (R 1|2, W 4|8|16, B 1..4, X 0|1)",
+       "using the library's choice");
+}
+
 /* A 0/1 knob: true for "1"; "0", unset or empty false; anything else warned about and false. */
 static bool read_switch(const char *name, const char *when_bad) {
   const char *v = getenv(name);
@@ -146,6 +176,8 @@ static void read_knobs(void) {
   knobs.debug_poison = read_switch("TSR_DEBUG_POISON", "ignored (no poisoning)");
   knobs.profile = read_switch("TSR_PROFILE", "ignored (no profile)");
   knobs.cuda_graphs = read_switch("TSR_CUDA_GRAPHS", "ignored (no graphs)");
+  v = getenv("TSR_QMV_MMA");
+  if (v && *v) read_qmv_mma(v);
   read_cache_dir();
   v = getenv("TSR_KERNEL_RECORD");
   if (v && *v &&

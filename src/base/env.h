@@ -46,6 +46,12 @@ typedef struct {
   bool debug_poison;                /* TSR_DEBUG_POISON=1: NaN-fill CUDA quantized ops' outputs */
   bool profile;                     /* TSR_PROFILE=1: host time per primitive (core/profile.h) */
   bool cuda_graphs;                 /* TSR_CUDA_GRAPHS=1: kernels batched into graphs */
+  /* TSR_QMV_MMA: the tensor-core decode kernel's shape for benchmarks, "R,W,B,X" (R tiles of 16
+     weight rows per warp, 1|2; W warps per block, 4|8|16; B blocks per SM the registers are
+     bounded for, 1..4; X 1: x staged in shared memory, 0: read by each lane), or "off" (decode on
+     qmma.cuh as before it). Unset: qmv_mma = 0 and the library's choice. */
+  int qmv_mma; /* -1 off, 0 unset, 1 set: the fields below */
+  int qmv_mma_rows, qmv_mma_warps, qmv_mma_blocks, qmv_mma_staged;
   /* TSR_CACHE_DIR, else $XDG_CACHE_HOME/tessera (an absolute XDG_CACHE_HOME only, as the XDG
      spec says), else $HOME/.cache/tessera; "" when none of them is usable (no disk cache). */
   char cache_dir[TSRI_ENV_PATH_MAX];

@@ -1,6 +1,8 @@
 /* cuda/qmm.c — quantized_matmul and gather_qmm on the GPU, under the geometry ops/quant_matmul.h
  * derived: affine 4- and 8-bit transposed products against bfloat16 x run on the tensor cores
- * (cuda/kernels/qmma.cuh) below 128 rows of x; a transposed product with more rows (past qmv's 8
+ * below 128 rows of x — decode (rows of x that one mma's columns hold with a group per column:
+ * 2, 4, 8 for groups of 32, 64, 128) on cuda/kernels/qmv_mma.cuh, more rows on
+ * cuda/kernels/qmma.cuh; a transposed product with more rows (past qmv's 8
  * where qmma does not apply) whose dequantized weights are exact in the output's dtype
  * dequantizes w once into scratch and runs one cuBLASLt product (prefill); otherwise for decode
  * (transpose, M <= 8) the warp-per-columns kernel cuda/kernels/qmv.cuh, for everything else the
@@ -19,6 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/discovery.h"
+#include "base/env.h"
 #include "base/quant_format.h"
 #include "base/shape.h"
 #include "base/status.h"
@@ -65,6 +69,12 @@ typedef struct {
 typedef struct {
   int64_t m, n, k, w_rows, w_words, groups, n_blocks, m_blocks, blocks;
 } qmma_args;
+
+/* Mirrors struct tsr_qmv_mma_args in qmv_mma.cuh. */
+typedef struct {
+  int64_t m, n, k, w_rows, w_words, groups, n_blocks, blocks;
+  int scale_pairs, unused;
+} qmv_mma_args;
 
 /* Mirrors struct tsr_qmm_args in qmm.cuh. */
 typedef struct {
@@ -123,7 +133,7 @@ static bool vector_loads(const void *w, int64_t w_words, int bits) {
 /* qmv and qmm take the same operands after their own geometry struct: one launch for both. */
 static tsr_status launch_product(const tsri_op *op, const qmm_run *r, const char *kernel,
                                  const char *options, void *geometry, int64_t blocks,
-                                 unsigned threads) {
+                                 unsigned threads, size_t shared_bytes) {
   void *flags = r->flags ? r->flags->data : NULL;
   void *args[] = {geometry,
                   (void *)&r->batch,
@@ -135,7 +145,7 @@ static tsr_status launch_product(const tsri_op *op, const qmm_run *r, const char
                   &flags};
   return tsri_cuda_launch(op, kernel, options,
                           tsri_dim3(tsri_cuda_blocks_for(blocks * threads, threads)),
-                          tsri_dim3(threads), 0, args);
+                          tsri_dim3(threads), shared_bytes, args);
 }
 
 static tsr_status launch_qmv(const tsri_op *op, const tsri_qmm_params *p,
@@ -153,7 +163,7 @@ static tsr_status launch_qmv(const tsri_op *op, const tsri_qmm_params *p,
   char extra[24], options[224];
   snprintf(extra, sizeof extra, "-DTSR_QMV_M=%d", (int)g->m);
   format_options(options, sizeof options, p, o, op, extra);
-  return launch_product(op, r, "qmv", options, &a, a.blocks, QMV_WARPS * 32);
+  return launch_product(op, r, "qmv", options, &a, a.blocks, QMV_WARPS * 32, 0);
 }
 
 /* The tensor-core kernel takes affine 4- and 8-bit weights in groups of 32, 64 or 128,
@@ -182,7 +192,77 @@ static tsr_status launch_qmma(const tsri_op *op, const tsri_qmm_params *p,
   char extra[24], options[224];
   snprintf(extra, sizeof extra, "-DTSR_QMMA_MT=%d", tiles);
   format_options(options, sizeof options, p, o, op, extra);
-  return launch_product(op, r, "qmma", options, &a, a.blocks, QMMA_WARPS * 32);
+  return launch_product(op, r, "qmma", options, &a, a.blocks, QMMA_WARPS * 32, 0);
+}
+
+/* Rows of x one qmv_mma.cuh mma serves: 8 columns over the 128 / G groups of a window. */
+static int64_t qmv_mma_rows(const tsri_qmm_params *p) {
+  return 8 / (128 / p->group_size);
+}
+
+/* Whether decode takes qmv_mma.cuh without TSR_QMV_MMA asking: not until it has been measured
+   and its tests run on a GPU (bench/notes/gpu_qmm.md, v4). */
+#define QMV_MMA_BY_DEFAULT 0
+
+/* Decode on the tensor cores with a group per mma column (qmv_mma.cuh): where qmma applies and
+   every row of x fits one mma, when TSR_QMV_MMA names a shape (or by default, above). */
+static bool qmv_mma_fits(const tsri_qmm_params *p) {
+  int knob = tsri_env()->qmv_mma;
+  return (knob > 0 || (knob == 0 && QMV_MMA_BY_DEFAULT)) && p->g.m <= qmv_mma_rows(p);
+}
+
+/* Whether each lane's two groups of a window load as one word: an even group count per row and
+   scales and biases on the pair's boundary. */
+static bool scale_pairs(const tsri_qmm_params *p, const qmm_run *r, size_t scale_size) {
+  return p->g.groups % 2 == 0 && (uintptr_t)r->scales.data % (2 * scale_size) == 0 &&
+         (uintptr_t)r->biases.data % (2 * scale_size) == 0;
+}
+
+/* qmv_mma.cuh's staged x in shared memory, per block: B's fragments (8 bytes per k-step and
+   quad lane), the partial sums of 32 codes and Σ x per window column. */
+static size_t qmv_mma_staged_bytes(const tsri_qmm_geometry *g) {
+  int64_t windows = (g->k + 127) / 128;
+  return (size_t)(windows * (g->m * (8 * 4 * 8 + 4 * 4) + 8 * 4));
+}
+
+/* Staged x up to this size per block (two blocks and their reduction space fit an SM's 227 KiB). */
+#define QMV_MMA_STAGED_MAX (96 * 1024)
+
+static tsr_status launch_qmv_mma(const tsri_op *op, const tsri_qmm_params *p,
+                                 const tsri_qmm_operands *o, qmm_run *r) {
+  const tsri_qmm_geometry *g = &p->g;
+  const tsri_env_knobs *env = tsri_env();
+  /* H200, 4-bit g64 28672 x 8192: see bench/notes/gpu_qmm.md, v4 */
+  int rows = 1, warps = 8, blocks_per_sm = 2;
+  bool staged = qmv_mma_staged_bytes(g) <= QMV_MMA_STAGED_MAX;
+  if (env->qmv_mma > 0) {
+    rows = env->qmv_mma_rows;
+    warps = env->qmv_mma_warps;
+    blocks_per_sm = env->qmv_mma_blocks;
+    staged = env->qmv_mma_staged && qmv_mma_staged_bytes(g) <= QMV_MMA_STAGED_MAX;
+  }
+  qmv_mma_args a = {.m = g->m,
+                    .n = g->n,
+                    .k = g->k,
+                    .w_rows = g->w_rows,
+                    .w_words = g->w_words,
+                    .groups = g->groups,
+                    .n_blocks = (g->n + 16 * rows - 1) / (16 * rows)};
+  a.blocks = g->batch_count * a.n_blocks;
+  a.scale_pairs = scale_pairs(p, r, tsr_dtype_size(o->scales->dtype));
+  /* Staged x is made once per block and x matrix: a grid of the blocks that fit at once, each
+     taking tile after tile. */
+  int64_t grid = a.blocks;
+  const tsri_discovery_result *found = tsri_discovery();
+  int sms = op->device.index < found->gpu_count ? found->gpus[op->device.index].compute_units : 0;
+  if (staged && sms > 0 && grid > (int64_t)sms * blocks_per_sm) grid = (int64_t)sms * blocks_per_sm;
+  char extra[96], options[288];
+  snprintf(extra, sizeof extra,
+           "-DTSR_QMVM_RT=%d -DTSR_QMVM_WARPS=%d -DTSR_QMVM_MINB=%d -DTSR_QMVM_XS=%d", rows, warps,
+           blocks_per_sm, staged ? 1 : 0);
+  format_options(options, sizeof options, p, o, op, extra);
+  return launch_product(op, r, "qmv_mma", options, &a, grid, (unsigned)warps * 32,
+                        staged ? qmv_mma_staged_bytes(g) : 0);
 }
 
 static tsr_status launch_qmm(const tsri_op *op, const tsri_qmm_params *p,
@@ -200,7 +280,7 @@ static tsr_status launch_qmm(const tsri_op *op, const tsri_qmm_params *p,
   char options[224];
   format_options(options, sizeof options, p, o, op,
                  p->transpose ? "-DTSR_QMM_TRANSPOSE=1" : "-DTSR_QMM_TRANSPOSE=0");
-  return launch_product(op, r, "qmm", options, &a, a.blocks, QMM_THREADS);
+  return launch_product(op, r, "qmm", options, &a, a.blocks, QMM_THREADS, 0);
 }
 
 /* ---- prefill: dequantize once, then cuBLASLt ------------------------------------------------ */
@@ -393,6 +473,8 @@ static tsr_status cuda_qmm(const tsri_op *op) {
     tsri_buffer *dequantized = dequantized_scratch(op, p, &o, qmma);
     if (dequantized)
       status = launch_dequantized(op, p, &o, &r, dequantized);
+    else if (qmma && qmv_mma_fits(p))
+      status = launch_qmv_mma(op, p, &o, &r);
     else if (qmma)
       status = launch_qmma(op, p, &o, &r);
     else if (p->transpose && p->g.m <= QMV_MAX_M)

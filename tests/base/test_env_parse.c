@@ -155,6 +155,18 @@ static void child_profile_off(void) {
 static void child_profile_on(void) {
   if (!tsri_env()->profile) exit(3);
 }
+static void child_qmv_mma_unset(void) {
+  if (tsri_env()->qmv_mma != 0) exit(3);
+}
+static void child_qmv_mma_off(void) {
+  if (tsri_env()->qmv_mma != -1) exit(3);
+}
+static void child_qmv_mma_2_16_1_1(void) {
+  const tsri_env_knobs *k = tsri_env();
+  if (k->qmv_mma != 1 || k->qmv_mma_rows != 2 || k->qmv_mma_warps != 16 || k->qmv_mma_blocks != 1 ||
+      k->qmv_mma_staged != 1)
+    exit(3);
+}
 static void child_poison_on(void) {
   if (!tsri_env()->debug_poison) exit(3);
 }
@@ -260,6 +272,16 @@ static void test_knobs(void) {
   expect_warning("TSR_PROFILE", "yes", child_profile_off);
   expect_warning("TSR_PROFILE", "2", child_profile_off);
   expect_silence("TSR_PROFILE", "1", child_profile_on);
+  expect_silence("TSR_QMV_MMA", "off", child_qmv_mma_off);
+  expect_silence("TSR_QMV_MMA", "2,16,1,1", child_qmv_mma_2_16_1_1);
+  expect_warning("TSR_QMV_MMA", "2,12,1,0", child_qmv_mma_unset);
+  expect_warning("TSR_QMV_MMA", "3,8,1,0", child_qmv_mma_unset);
+  expect_warning("TSR_QMV_MMA", "1,8,2", child_qmv_mma_unset);
+  expect_warning("TSR_QMV_MMA", "1,8,2,1,", child_qmv_mma_unset);
+  expect_warning("TSR_QMV_MMA", "1,8,2,1,0", child_qmv_mma_unset);
+  expect_warning("TSR_QMV_MMA", "1,8,5,0", child_qmv_mma_unset);
+  expect_warning("TSR_QMV_MMA", "1,8,2,2", child_qmv_mma_unset);
+  expect_warning("TSR_QMV_MMA", "OFF", child_qmv_mma_unset);
   expect_silence("TSR_CACHE_DIR", "/var/cache/x", child_cache_dir_given);
   static char long_dir[1100];
   memset(long_dir, 'd', sizeof long_dir - 1);
