@@ -52,6 +52,8 @@
 #define X_EARLY (MT == 1)
 #define EARLY_MT (X_EARLY ? MT : 1)
 
+#include "cuda/kernels/qmma_codes.cuh" /* after BITS */
+
 /* Mirrors cuda/qmm.c's qmma_args. */
 struct tsr_qmma_args {
   int64_t m, n, k;
@@ -59,69 +61,6 @@ struct tsr_qmma_args {
   int64_t n_blocks, m_blocks;      /* blocks per product along N (16 rows) and M (8 * MT rows) */
   int64_t blocks;                  /* batch count * n_blocks * m_blocks */
 };
-
-static __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1,
-                                                uint32_t a2, uint32_t a3, uint32_t b0,
-                                                uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-static __device__ __forceinline__ uint32_t prmt(uint32_t a, uint32_t b, uint32_t selector) {
-  uint32_t d;
-  asm("prmt.b32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(selector));
-  return d;
-}
-
-#if BITS == 8
-/* The bfloat16 pair of two floats that are exact in bfloat16 (lo in the low half). */
-static __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  uint32_t d;
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(d) : "f"(hi), "f"(lo));
-  return d;
-}
-#endif
-
-/* A's two registers of one row for k-step j: (lo, hi) = the pairs for slots 2t.. and 2t+8... */
-static __device__ __forceinline__ void a_pairs(const uint32_t *words, int j, uint32_t *lo,
-                                               uint32_t *hi) {
-#if BITS == 4
-  /* Word j/2 holds codes 0..7; step j takes (c0, c4), (c1, c5) or (c2, c6), (c3, c7): the nibbles
-     at bits s and s + 16 land in bfloat16 mantissas as 128 + c (0x4300 | c), exact; one bf16x2
-     fma takes the 128 off. */
-  const uint32_t w = words[j >> 1] >> (8 * (j & 1));
-  const uint32_t magic = 0x43004300u, one = 0x3f803f80u, minus128 = 0xc300c300u;
-  uint32_t p0 = (w & 0x000f000fu) | magic, p1 = ((w >> 4) & 0x000f000fu) | magic;
-  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(*lo) : "r"(p0), "r"(one), "r"(minus128));
-  asm("fma.rn.bf16x2 %0, %1, %2, %3;" : "=r"(*hi) : "r"(p1), "r"(one), "r"(minus128));
-#else
-  /* Word j holds codes 0..3: each byte into a float's mantissa (2^23 + c), 2^23 off, then pairs
-     (c0, c1) and (c2, c3). */
-  const uint32_t w = words[j];
-  const float big = 8388608.0f;
-  float c0 = __uint_as_float(prmt(w, 0x4b000000u, 0x7440u)) - big;
-  float c1 = __uint_as_float(prmt(w, 0x4b000000u, 0x7441u)) - big;
-  float c2 = __uint_as_float(prmt(w, 0x4b000000u, 0x7442u)) - big;
-  float c3 = __uint_as_float(prmt(w, 0x4b000000u, 0x7443u)) - big;
-  *lo = pack_bf16(c0, c1);
-  *hi = pack_bf16(c2, c3);
-#endif
-}
-
-/* B's two registers for k-step j from x's pairs xw (in k order), matching a_pairs' order. */
-static __device__ __forceinline__ void b_pairs(const uint32_t *xw, int j, uint32_t *lo,
-                                               uint32_t *hi) {
-#if BITS == 4
-  const int q = 4 * (j >> 1) + (j & 1);  /* (x0, x1) (x2, x3) (x4, x5) (x6, x7) of word j/2 */
-  *lo = prmt(xw[q], xw[q + 2], 0x5410u); /* (x0, x4) or (x2, x6) */
-  *hi = prmt(xw[q], xw[q + 2], 0x7632u); /* (x1, x5) or (x3, x7) */
-#else
-  *lo = xw[2 * j];
-  *hi = xw[2 * j + 1];
-#endif
-}
 
 /* `count` 32-bit words from 16-byte-aligned global memory (count a power of two). */
 template <int COUNT>
