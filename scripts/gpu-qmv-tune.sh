@@ -4,7 +4,7 @@
 # is the earlier qmma kernel), each into $OUT/qmv_<shape>.txt, and the GPU quantized-matmul tests
 # under the default choice and under SWEEP_SHAPES' (each into $OUT/tests_<shape>.txt).
 # SHAPES, SWEEP_SHAPES, FORMATS ("affine4,affine8") and MS ("1,2,4,8") narrow or widen a run;
-# TESTS=0 skips the tests.
+# TEST_REGEX narrows the tests; TESTS=0 skips them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/gpu-build.sh gpu-qmv-tune
@@ -18,7 +18,7 @@ done
 failed=0
 for shape in default ${SWEEP_SHAPES:-}; do
   if [ "$shape" = default ]; then unset TSR_QMV_MMA; else export TSR_QMV_MMA=$shape; fi
-  (cd "$build" && TSR_KERNELS=jit timeout 400 ctest -R 'quant_gpu|qmm_sweep|conformance' \
+  (cd "$build" && TSR_KERNELS=jit timeout 400 ctest -R "${TEST_REGEX:-quant_gpu|qmm_sweep|conformance}" \
     --output-on-failure -j4) 2>&1 | log "tests_$shape.txt" | tail -3 || failed=1
 done
 exit $failed
