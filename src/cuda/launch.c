@@ -15,13 +15,20 @@ cudaStream_t tsri_cuda_op_stream(const tsri_op *op) {
 
 tsr_status tsri_cuda_launch(const tsri_op *op, const char *kernel, const char *options, dim3 grid,
                             dim3 block, size_t shared_bytes, void **args) {
+  return tsri_cuda_launch_shared(op, kernel, options, grid, block, shared_bytes, 0, args);
+}
+
+tsr_status tsri_cuda_launch_shared(const tsri_op *op, const char *kernel, const char *options,
+                                   dim3 grid, dim3 block, size_t shared_bytes, size_t static_bytes,
+                                   void **args) {
   cudaKernel_t entry = NULL;
   uint64_t lookup_start = tsri_profile_now();
   tsr_status status = tsri_cuda_kernel_get(kernel, options, op->device.index, &entry);
   tsri_profile_phase_add(TSRI_PROFILE_LOOKUP, lookup_start);
   if (status != TSR_OK) return status;
   cudaError_t err = cudaSuccess;
-  if (shared_bytes > 48 * 1024) /* beyond the default, a kernel must opt in (up to 227 KiB) */
+  /* beyond the default, static and dynamic together, a kernel must opt in (up to 227 KiB) */
+  if (shared_bytes > 0 && shared_bytes + static_bytes > 48 * 1024)
     err = cudaKernelSetAttributeForDevice(entry, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           (int)shared_bytes, op->device.index);
   uint64_t launch_start = tsri_profile_now();

@@ -22,6 +22,11 @@ cudaStream_t tsri_cuda_op_stream(const tsri_op *op);
  * TSR_ERR_DEVICE (or the module loader's status) with the message set on failure. */
 tsr_status tsri_cuda_launch(const tsri_op *op, const char *kernel, const char *options, dim3 grid,
                             dim3 block, size_t shared_bytes, void **args);
+/* tsri_cuda_launch for a kernel that also declares `static_bytes` of static shared memory: the
+ * opt-in is made when both together pass the default 48 KiB (the dynamic part alone may not). */
+tsr_status tsri_cuda_launch_shared(const tsri_op *op, const char *kernel, const char *options,
+                                   dim3 grid, dim3 block, size_t shared_bytes, size_t static_bytes,
+                                   void **args);
 /* TSR_DEBUG_POISON=1 (base/env.h): fills the op's output with 0xFF bytes on its stream, a NaN in
  * every float dtype, so that an element its kernel leaves unwritten reads back as NaN and fails
  * the tests that compare it (tests/cuda/test_qmm_sweep.c); unset or 0: does nothing. An output

@@ -130,10 +130,11 @@ static bool vector_loads(const void *w, int64_t w_words, int bits) {
   return false;
 }
 
-/* qmv and qmm take the same operands after their own geometry struct: one launch for both. */
+/* qmv and qmm take the same operands after their own geometry struct: one launch for both
+   (shared_bytes of dynamic shared memory beside the kernel's static_bytes). */
 static tsr_status launch_product(const tsri_op *op, const qmm_run *r, const char *kernel,
                                  const char *options, void *geometry, int64_t blocks,
-                                 unsigned threads, size_t shared_bytes) {
+                                 unsigned threads, size_t shared_bytes, size_t static_bytes) {
   void *flags = r->flags ? r->flags->data : NULL;
   void *args[] = {geometry,
                   (void *)&r->batch,
@@ -143,9 +144,9 @@ static tsr_status launch_product(const tsri_op *op, const qmm_run *r, const char
                   (void *)&r->biases.data,
                   (void *)&op->out.data,
                   &flags};
-  return tsri_cuda_launch(op, kernel, options,
-                          tsri_dim3(tsri_cuda_blocks_for(blocks * threads, threads)),
-                          tsri_dim3(threads), shared_bytes, args);
+  return tsri_cuda_launch_shared(op, kernel, options,
+                                 tsri_dim3(tsri_cuda_blocks_for(blocks * threads, threads)),
+                                 tsri_dim3(threads), shared_bytes, static_bytes, args);
 }
 
 static tsr_status launch_qmv(const tsri_op *op, const tsri_qmm_params *p,
@@ -163,7 +164,7 @@ static tsr_status launch_qmv(const tsri_op *op, const tsri_qmm_params *p,
   char extra[24], options[224];
   snprintf(extra, sizeof extra, "-DTSR_QMV_M=%d", (int)g->m);
   format_options(options, sizeof options, p, o, op, extra);
-  return launch_product(op, r, "qmv", options, &a, a.blocks, QMV_WARPS * 32, 0);
+  return launch_product(op, r, "qmv", options, &a, a.blocks, QMV_WARPS * 32, 0, 0);
 }
 
 /* The tensor-core kernel takes affine 4- and 8-bit weights in groups of 32, 64 or 128,
@@ -192,7 +193,7 @@ static tsr_status launch_qmma(const tsri_op *op, const tsri_qmm_params *p,
   char extra[24], options[224];
   snprintf(extra, sizeof extra, "-DTSR_QMMA_MT=%d", tiles);
   format_options(options, sizeof options, p, o, op, extra);
-  return launch_product(op, r, "qmma", options, &a, a.blocks, QMMA_WARPS * 32, 0);
+  return launch_product(op, r, "qmma", options, &a, a.blocks, QMMA_WARPS * 32, 0, 0);
 }
 
 /* Rows of x one qmv_mma.cuh mma serves: 8 columns over the 128 / G groups of a window. */
@@ -261,8 +262,10 @@ static tsr_status launch_qmv_mma(const tsri_op *op, const tsri_qmm_params *p,
            "-DTSR_QMVM_RT=%d -DTSR_QMVM_WARPS=%d -DTSR_QMVM_MINB=%d -DTSR_QMVM_XS=%d", rows, warps,
            blocks_per_sm, staged ? 1 : 0);
   format_options(options, sizeof options, p, o, op, extra);
+  /* qmv_mma.cuh's static red[]: a float per warp, row tile, half, column and row */
+  size_t reduction_bytes = (size_t)warps * (size_t)rows * 2 * 8 * 8 * sizeof(float);
   return launch_product(op, r, "qmv_mma", options, &a, grid, (unsigned)warps * 32,
-                        staged ? qmv_mma_staged_bytes(g) : 0);
+                        staged ? qmv_mma_staged_bytes(g) : 0, reduction_bytes);
 }
 
 static tsr_status launch_qmm(const tsri_op *op, const tsri_qmm_params *p,
@@ -280,7 +283,7 @@ static tsr_status launch_qmm(const tsri_op *op, const tsri_qmm_params *p,
   char options[224];
   format_options(options, sizeof options, p, o, op,
                  p->transpose ? "-DTSR_QMM_TRANSPOSE=1" : "-DTSR_QMM_TRANSPOSE=0");
-  return launch_product(op, r, "qmm", options, &a, a.blocks, QMM_THREADS, 0);
+  return launch_product(op, r, "qmm", options, &a, a.blocks, QMM_THREADS, 0, 0);
 }
 
 /* ---- prefill: dequantize once, then cuBLASLt ------------------------------------------------ */

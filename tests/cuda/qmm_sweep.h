@@ -388,6 +388,15 @@ static void draw_shapes(rng *r, sweep_case *c) {
     free_axis = between(r, 1, 40);
     if (c->layout != VECTOR) c->layout = PLAIN;
     c->special = "K past qmv's x tile";
+  } else if (c->transpose && c->M <= 8 && chance(r, 8)) {
+    /* x staged by qmv_mma.cuh (TSR_QMV_MMA) at about 48 KiB of shared memory with its static
+       reduction space: the launch must opt in past the default on both sides of the edge. */
+    int64_t per_window = c->M * 272 + 32, windows = (44 * 1024) / per_window + between(r, -4, 12);
+    grouped = windows * 128 - c->group_size * between(r, 0, 128 / c->group_size - 1);
+    grouped = grouped < c->group_size ? c->group_size : grouped;
+    free_axis = between(r, 1, 24);
+    if (c->layout != VECTOR) c->layout = PLAIN;
+    c->special = "K at qmv_mma's shared-memory edge";
   }
   c->K = c->transpose ? grouped : free_axis;
   c->N = c->transpose ? free_axis : grouped;
