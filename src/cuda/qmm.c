@@ -1,8 +1,9 @@
 /* cuda/qmm.c — quantized_matmul and gather_qmm on the GPU, under the geometry ops/quant_matmul.h
  * derived: affine 4- and 8-bit transposed products against bfloat16 x run on the tensor cores
- * below 128 rows of x — decode (rows of x that one mma's columns hold with a group per column:
- * 2, 4, 8 for groups of 32, 64, 128) on cuda/kernels/qmv_mma.cuh, more rows on
- * cuda/kernels/qmma.cuh; a transposed product with more rows (past qmv's 8
+ * below 128 rows of x, on cuda/kernels/qmma.cuh — or, for decode (rows of x that one mma's
+ * columns hold with a group per column: 2, 4, 8 for groups of 32, 64, 128), on
+ * cuda/kernels/qmv_mma.cuh when TSR_QMV_MMA asks (the default once it has run on a GPU:
+ * QMV_MMA_BY_DEFAULT below); a transposed product with more rows (past qmv's 8
  * where qmma does not apply) whose dequantized weights are exact in the output's dtype
  * dequantizes w once into scratch and runs one cuBLASLt product (prefill); otherwise for decode
  * (transpose, M <= 8) the warp-per-columns kernel cuda/kernels/qmv.cuh, for everything else the
