@@ -24,6 +24,7 @@ static double cpu_seconds(void) {
 #include <immintrin.h>
 
 #define LOOP __attribute__((target("avx512f"), noinline)) static float
+#define LOOP_HELPER __attribute__((always_inline, target("avx512f"))) static inline
 
 /* Each loop returns the sum of its accumulators, so that nothing is optimized away. */
 #define ZERO4 \
@@ -84,6 +85,15 @@ LOOP nvfp4_bytes(const float *x, const unsigned char *codes, long reps) {
   return SUM4(a);
 }
 
+/* nvfp4's 128-code blocks: block i's scale in every lane (one permute spreads it), and nibble j
+   of each lane's 32-bit word through the value table. */
+LOOP_HELPER __m512 block_scale(__m512 scales, int i) {
+  return _mm512_permutexvar_ps(_mm512_set1_epi32(i / 128 & 15), scales);
+}
+LOOP_HELPER __m512 nibble_values(__m512i words, int j, __m512 table) {
+  return _mm512_permutexvar_ps(_mm512_srli_epi32(words, 4 * j), table);
+}
+
 /* nvfp4 for several x rows: 64 bytes as 32-bit words (no widening), each nibble through the table
    times the lanes' scales (one permute per 128 codes spreads them), FMA. */
 LOOP nvfp4_words(const float *x, const unsigned char *codes, long reps) {
@@ -91,11 +101,11 @@ LOOP nvfp4_words(const float *x, const unsigned char *codes, long reps) {
   __m512 table = _mm512_set1_ps(0.5f), scales = _mm512_loadu_ps(x);
   for (long r = 0; r < reps; r++)
     for (int i = 0; i < CODES; i += 128) {
-      __m512 scale = _mm512_permutexvar_ps(_mm512_set1_epi32(i / 128 & 15), scales);
+      __m512 scale = block_scale(scales, i);
       __m512i v = _mm512_loadu_si512((const void *)(codes + i / 2));
 #pragma GCC unroll 8
       for (int j = 0; j < 8; j++) {
-        __m512 w = _mm512_mul_ps(_mm512_permutexvar_ps(_mm512_srli_epi32(v, 4 * j), table), scale);
+        __m512 w = _mm512_mul_ps(nibble_values(v, j, table), scale);
         a[j & 3] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x + i + 16 * j), a[j & 3]);
       }
     }
@@ -186,12 +196,12 @@ LOOP nvfp4_factored(const float *x, const unsigned char *codes, long reps) {
   __m512 table = _mm512_set1_ps(0.5f), scales = _mm512_loadu_ps(x);
   for (long r = 0; r < reps; r++)
     for (int i = 0; i < CODES; i += 128) {
-      __m512 scale = _mm512_permutexvar_ps(_mm512_set1_epi32(i / 128 & 15), scales);
+      __m512 scale = block_scale(scales, i);
       __m512i v = _mm512_loadu_si512((const void *)(codes + i / 2));
       __m512 part[2];
 #pragma GCC unroll 8
       for (int j = 0; j < 8; j++) {
-        __m512 w = _mm512_permutexvar_ps(_mm512_srli_epi32(v, 4 * j), table);
+        __m512 w = nibble_values(v, j, table);
         __m512 xj = _mm512_loadu_ps(x + i + 16 * j);
         part[j & 1] = j < 2 ? _mm512_mul_ps(w, xj) : _mm512_fmadd_ps(w, xj, part[j & 1]);
       }

@@ -1,18 +1,16 @@
 /* bench/ggml/ggml_decode.c — ggml's CPU decode (M = 1) per weight byte, for issue 11's
  * side-by-side with bench/qmm_cpu: the same GLM shapes (N x K 4096 x 4096, 13696 x 4096,
  * 4096 x 13696, 4096 x 14336), the same rotation of weights (>= TSR_BENCH_ROTATION_MIB, default
- * 1536, copies of one random matrix), 2 threads (TSR_NUM_THREADS), and a read of ggml's own
- * weight buffer with 64-byte AVX-512 loads on as many threads as the roof, in interleaved rounds
- * (best of 10 each). Weights go to ggml's CPU_REPACK buffer (llama.cpp's default on x86: q4_0
- * becomes q4_0_8x8) unless PLAIN=1; in ggml d99724f2 the repack buffer accepts q8_0, mxfp4 and
- * nvfp4 and then aborts in tensor_set, so those need PLAIN=1.
- * Usage: ggml_decode q4_0|q8_0|mxfp4|nvfp4.
+ * 1536, copies of one random matrix), TSR_NUM_THREADS threads (else the online cores), and
+ * bench/read_roof.h's read of ggml's own weight buffer on as many threads — qmm_cpu's roof — in
+ * interleaved rounds (best of 10 each). Weights go to ggml's CPU_REPACK buffer (llama.cpp's default
+ * on x86: q4_0 becomes q4_0_8x8) unless PLAIN=1; in ggml d99724f2 the repack buffer accepts q8_0,
+ * mxfp4 and nvfp4 and then aborts in tensor_set, so those need PLAIN=1. Usage: ggml_decode
+ * q4_0|q8_0|mxfp4|nvfp4.
  *
  * ggml is not part of tessera: build it outside the tree (`fetch` github:ggml-org/ggml; cmake
  * -DGGML_NATIVE=ON) and configure tessera with -DTSR_GGML_DIR=<its source tree> (headers in
  * include/, libraries in build/src/); nothing of ggml is committed. */
-#include <immintrin.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +20,7 @@
 #include "ggml-backend.h"
 #include "ggml-cpu.h"
 #include "ggml.h"
+#include "../read_roof.h"
 
 #define ROUNDS 10
 
@@ -29,49 +28,6 @@ static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* ---- the roof: a vectorized read of the weight buffer ------------------------------------- */
-
-typedef struct {
-  const char *p;
-  size_t n; /* a multiple of 256 */
-  long long sum;
-} read_part;
-
-static void *read_range(void *arg) {
-  read_part *r = arg;
-  __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i < r->n; i += 256) {
-    a0 = _mm512_add_epi64(a0, _mm512_load_si512(r->p + i));
-    a1 = _mm512_add_epi64(a1, _mm512_load_si512(r->p + i + 64));
-    a2 = _mm512_add_epi64(a2, _mm512_load_si512(r->p + i + 128));
-    a3 = _mm512_add_epi64(a3, _mm512_load_si512(r->p + i + 192));
-  }
-  r->sum =
-      _mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3)));
-  return NULL;
-}
-
-/* Seconds to read `bytes` at p (64-byte aligned) on `threads` threads, each its own slice. */
-static double read_s(const char *p, size_t bytes, int threads) {
-  read_part parts[64];
-  pthread_t tids[64];
-  size_t slice = bytes / (size_t)threads / 256 * 256;
-  double t0 = now_s();
-  for (int i = 0; i < threads; i++) {
-    parts[i] = (read_part){p + (size_t)i * slice, slice, 0};
-    if (i > 0) pthread_create(&tids[i], NULL, read_range, &parts[i]);
-  }
-  read_range(&parts[0]);
-  for (int i = 1; i < threads; i++)
-    pthread_join(tids[i], NULL);
-  double t = now_s() - t0;
-  long long sum = 0;
-  for (int i = 0; i < threads; i++)
-    sum += parts[i].sum;
-  if (sum == 42) printf(" "); /* keeps the loads */
-  return t;
 }
 
 /* ---- ggml ----------------------------------------------------------------------------------- */
@@ -112,7 +68,7 @@ static ggml_backend_buffer_t weight_buffer(struct ggml_context *ctx,
 /* One shape: `copies` weight matrices [N, K] of one random matrix quantized to `type`, each
    against its own x [1, K]; one graph of all the products, timed against the read roof. */
 static void shape_row(ggml_backend_t cpu, ggml_backend_buffer_type_t *extra, enum ggml_type type,
-                      int64_t n, int64_t k, double rotation_mib, int threads) {
+                      int64_t n, int64_t k, double rotation_mib) {
   size_t w_bytes = ggml_row_size(type, k) * (size_t)n;
   int copies = (int)(rotation_mib * 1048576.0 / (double)w_bytes) + 1;
   size_t meta = ggml_tensor_overhead() * (size_t)(copies * 3 + 8);
@@ -144,14 +100,17 @@ static void shape_row(ggml_backend_t cpu, ggml_backend_buffer_type_t *extra, enu
     ggml_build_forward_expand(g, ggml_mul_mat(cg, w[c], x[c]));
   ggml_gallocr_t ga = ggml_gallocr_new(ggml_backend_cpu_buffer_type());
   ggml_gallocr_alloc_graph(ga, g);
-  const char *base = ggml_backend_buffer_get_base(wb);
-  size_t read_bytes = ggml_backend_buffer_get_size(wb) / 256 * 256;
+  size_t read_bytes = ggml_backend_buffer_get_size(wb) / 8 * 8;
+  read_target roof = {{ggml_backend_buffer_get_base(wb)}, {read_bytes / 8}};
   ggml_backend_graph_compute(cpu, g); /* first use out of the timing */
   double best_op = 1e30, best_read = 1e30;
   for (int r = 0; r < ROUNDS; r++) {
     double t0 = now_s();
     ggml_backend_graph_compute(cpu, g);
-    double t = now_s() - t0, tr = read_s(base, read_bytes, threads);
+    double t = now_s() - t0;
+    t0 = now_s();
+    plain_read(&roof, true);
+    double tr = now_s() - t0;
     best_op = t < best_op ? t : best_op;
     best_read = tr < best_read ? tr : best_read;
   }
@@ -174,22 +133,24 @@ static void shape_row(ggml_backend_t cpu, ggml_backend_buffer_type_t *extra, enu
 
 int main(int argc, char **argv) {
   enum ggml_type type = type_named(argc > 1 ? argv[1] : "q4_0");
-  const char *rot = getenv("TSR_BENCH_ROTATION_MIB"), *thr = getenv("TSR_NUM_THREADS");
+  const char *rot = getenv("TSR_BENCH_ROTATION_MIB");
   double rotation_mib = rot ? atof(rot) : 1536.0;
-  int threads = thr ? atoi(thr) : 2;
-  threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
   static const int64_t shapes[][2] = {{4096, 4096}, {13696, 4096}, {4096, 13696}, {4096, 14336}};
+  readers_start(); /* the roof's threads, as many as ggml's */
   ggml_backend_t cpu = ggml_backend_cpu_init();
-  ggml_backend_cpu_set_n_threads(cpu, threads);
+  ggml_backend_cpu_set_n_threads(cpu, readers.threads);
   ggml_backend_buffer_type_t *extra = extra_types(cpu);
   printf("## ggml_decode: ggml %s, M = 1, %d threads, weights rotated over %.0f MiB\n",
-         ggml_type_name(type), threads, rotation_mib);
+         ggml_type_name(type), readers.threads, rotation_mib);
+  const char *loads = "";
+  wide_sum(&loads);
   printf(
-      "| format | N x K | M | weight buffer | weight GB/s | roof GB/s (AVX-512 read) | roof ratio "
-      "|\n");
+      "| format | N x K | M | weight buffer | weight GB/s | roof GB/s (%s read) | roof ratio |\n",
+      loads);
   printf("| --- | --- | --- | --- | --- | --- | --- |\n");
   for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-    shape_row(cpu, extra, type, shapes[i][0], shapes[i][1], rotation_mib, threads);
+    shape_row(cpu, extra, type, shapes[i][0], shapes[i][1], rotation_mib);
   ggml_backend_free(cpu);
+  readers_stop();
   return 0;
 }

@@ -236,12 +236,13 @@ static tsr_status launch_qmv_mma(const tsri_op *op, const tsri_qmm_params *p,
   const tsri_env_knobs *env = tsri_env();
   /* H200, 4-bit g64 28672 x 8192: see bench/notes/gpu_qmm.md, v4 */
   int rows = 1, warps = 8, blocks_per_sm = 2;
-  bool staged = qmv_mma_staged_bytes(g) <= QMV_MMA_STAGED_MAX;
+  const size_t staged_bytes = qmv_mma_staged_bytes(g);
+  bool staged = staged_bytes <= QMV_MMA_STAGED_MAX;
   if (env->qmv_mma > 0) {
     rows = env->qmv_mma_rows;
     warps = env->qmv_mma_warps;
     blocks_per_sm = env->qmv_mma_blocks;
-    staged = env->qmv_mma_staged && qmv_mma_staged_bytes(g) <= QMV_MMA_STAGED_MAX;
+    staged = staged && env->qmv_mma_staged;
   }
   qmv_mma_args a = {.m = g->m,
                     .n = g->n,
@@ -266,7 +267,7 @@ static tsr_status launch_qmv_mma(const tsri_op *op, const tsri_qmm_params *p,
   /* qmv_mma.cuh's static red[]: a float per warp, row tile, half, column and row */
   size_t reduction_bytes = (size_t)warps * (size_t)rows * 2 * 8 * 8 * sizeof(float);
   return launch_product(op, r, "qmv_mma", options, &a, grid, (unsigned)warps * 32,
-                        staged ? qmv_mma_staged_bytes(g) : 0, reduction_bytes);
+                        staged ? staged_bytes : 0, reduction_bytes);
 }
 
 static tsr_status launch_qmm(const tsri_op *op, const tsri_qmm_params *p,

@@ -200,48 +200,40 @@ static __device__ __forceinline__ void load_window(qmv_mma_window &d, const qmv_
 static __device__ __forceinline__ void window_product(float (&acc)[RT][2][2],
                                                       const qmv_mma_window &d,
                                                       const qmv_mma_lane &l, bool x_used) {
-#if XS
-  /* B's fragments and Σ x as stage_x left them (zeros past K and for absent rows of x). */
-  float sum[2] = {l.sum[0], l.sum[1]};
   float dot[RT][4];
 #pragma unroll
   for (int rt = 0; rt < RT; rt++)
 #pragma unroll
     for (int i = 0; i < 4; i++)
       dot[rt][i] = 0.0f;
-#pragma unroll
-  for (int j = 0; j < STEPS; j++) {
-    uint2 bv = make_uint2(0u, 0u);
-    if (x_used) bv = l.x[4 * j];
-#pragma unroll
-    for (int rt = 0; rt < RT; rt++) {
-      uint32_t a0, a1, a2, a3;
-      a_pairs(d.w[rt][0], j, &a0, &a2);
-      a_pairs(d.w[rt][1], j, &a1, &a3);
-      mma_bf16(dot[rt], a0, a1, a2, a3, bv.x, bv.y);
-    }
-  }
+#if XS
+  /* B's fragments and Σ x as stage_x left them (zeros past K and for absent rows of x). */
+  float sum[2] = {l.sum[0], l.sum[1]};
 #else
-  const uint32_t *x = l.x;
+  /* The lane's x, permuted into B's order per k-step; Σ x from one more mma, of ones. */
   uint32_t xw[16];
 #pragma unroll
   for (int v = 0; v < 4; v++) {
     uint4 q = make_uint4(0u, 0u, 0u, 0u);
-    if (x_used) q = __ldg((const uint4 *)x + v);
+    if (x_used) q = __ldg((const uint4 *)l.x + v);
     put_words(q, &xw[4 * v]);
   }
-  float dot[RT][4], sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-  for (int rt = 0; rt < RT; rt++)
-#pragma unroll
-    for (int i = 0; i < 4; i++)
-      dot[rt][i] = 0.0f;
+  float sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   const uint32_t ones = 0x3f803f80u;
+#endif
 #pragma unroll
   for (int j = 0; j < STEPS; j++) {
-    uint32_t b_lo, b_hi;
+    uint32_t b_lo = 0u, b_hi = 0u;
+#if XS
+    if (x_used) {
+      uint2 fragment = l.x[4 * j];
+      b_lo = fragment.x;
+      b_hi = fragment.y;
+    }
+#else
     b_pairs(xw, j, &b_lo, &b_hi);
     mma_bf16(sum, ones, ones, ones, ones, b_lo, b_hi);
+#endif
 #pragma unroll
     for (int rt = 0; rt < RT; rt++) {
       uint32_t a0, a1, a2, a3;
@@ -250,7 +242,6 @@ static __device__ __forceinline__ void window_product(float (&acc)[RT][2][2],
       mma_bf16(dot[rt], a0, a1, a2, a3, b_lo, b_hi);
     }
   }
-#endif
   /* dot[rt]: (row g, columns 2t, 2t+1), (row g+8, same); sum: Σ x of columns 2t, 2t+1. */
 #pragma unroll
   for (int rt = 0; rt < RT; rt++)
@@ -376,6 +367,10 @@ __launch_bounds__(WARPS * 32, TSR_QMVM_MINB)(tsr_qmv_mma_args a, tsr_qmm_batch b
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   /* The warp's windows [begin, end) of each row; the last of the row may be partial. */
   const int64_t windows = (a.k + WINDOW - 1) / WINDOW;
+#if XS
+  uint2 *xs = staged;
+  float *partial = (float *)(xs + windows * a.m * STEPS * 4), *sums = partial + windows * a.m * 4;
+#endif
   const int64_t per_warp = (windows + WARPS - 1) / WARPS;
   const int64_t begin = warp * per_warp < windows ? warp * per_warp : windows;
   const int64_t end = begin + per_warp < windows ? begin + per_warp : windows;
@@ -413,8 +408,6 @@ __launch_bounds__(WARPS * 32, TSR_QMVM_MINB)(tsr_qmv_mma_args a, tsr_qmm_batch b
       }
     l.x_used = x_column && x_row < a.m;
 #if XS
-    uint2 *xs = staged;
-    float *partial = (float *)(xs + windows * a.m * STEPS * 4), *sums = partial + windows * a.m * 4;
     if (x_matrix != staged_matrix) { /* the previous tile's reads ended in reduce_and_store */
       stage_x(x + x_matrix * a.m * a.k, a, windows, xs, partial, sums);
       staged_matrix = x_matrix;
